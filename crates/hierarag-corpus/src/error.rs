@@ -1,0 +1,130 @@
+//! Errors that name the input at fault: file, line or row, and field.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where in a file a record sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// A 1-based line number (JSONL, text files).
+    Line(u64),
+    /// A 0-based row index across the whole Parquet file (as `pyarrow`/`pandas` count rows).
+    Row(u64),
+    /// The file as a whole.
+    File,
+}
+
+/// A file and a position in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub path: Arc<Path>,
+    pub position: Position,
+}
+
+impl Location {
+    pub fn new(path: &Arc<Path>, position: Position) -> Self {
+        Location {
+            path: Arc::clone(path),
+            position,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Position::Line(line) => write!(f, "{} line {line}", self.path.display()),
+            Position::Row(row) => write!(f, "{} row {row}", self.path.display()),
+            Position::File => write!(f, "{}", self.path.display()),
+        }
+    }
+}
+
+/// Everything that can go wrong while reading a corpus. Each message starts with the location.
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    #[error("{pattern}: no input file matched")]
+    NoInput { pattern: String },
+    #[error("{path}: cannot read: {source}", path = path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `column` is 1-based within the line; `field` is the top-level field whose value broke
+    /// off, when the error lies inside one.
+    #[error("{location}{in_field}: malformed JSON at column {column}: {message}",
+        in_field = .field.as_ref().map(|f| format!(", field `{f}`")).unwrap_or_default())]
+    MalformedJson {
+        location: Location,
+        field: Option<String>,
+        column: usize,
+        message: String,
+    },
+    #[error("{location}, field `{field}`: missing (fields present: {present})")]
+    MissingField {
+        location: Location,
+        field: String,
+        present: String,
+    },
+    #[error("{location}, field `{field}`: expected {expected}, found {found}")]
+    WrongType {
+        location: Location,
+        field: String,
+        expected: &'static str,
+        found: String,
+    },
+    #[error("{location}, field `{field}`: invalid UTF-8 at byte {byte_offset} of the {unit}")]
+    NonUtf8 {
+        location: Location,
+        field: String,
+        byte_offset: usize,
+        unit: &'static str,
+    },
+    #[error("{location}, field `{field}`: document `{id}` is empty (no words)")]
+    EmptyDocument {
+        location: Location,
+        field: String,
+        id: String,
+    },
+    #[error("{location}, field `{field}`: duplicate document id `{id}` (first seen at {first})")]
+    DuplicateId {
+        location: Location,
+        field: String,
+        id: String,
+        first: String,
+    },
+    #[error("{location}: unreadable Parquet file: {message}")]
+    Parquet { location: Location, message: String },
+    #[error("{location}, field `{field}`: no such column (columns: {columns})")]
+    MissingColumn {
+        location: Location,
+        field: String,
+        columns: String,
+    },
+}
+
+impl CorpusError {
+    /// The file the error is about, when there is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            CorpusError::NoInput { .. } => None,
+            CorpusError::Io { path, .. } => Some(path),
+            CorpusError::MalformedJson { location, .. }
+            | CorpusError::MissingField { location, .. }
+            | CorpusError::WrongType { location, .. }
+            | CorpusError::NonUtf8 { location, .. }
+            | CorpusError::EmptyDocument { location, .. }
+            | CorpusError::DuplicateId { location, .. }
+            | CorpusError::Parquet { location, .. }
+            | CorpusError::MissingColumn { location, .. } => Some(&location.path),
+        }
+    }
+
+    /// Whether reading can go on past this error under `--on-error skip`. Only a missing input
+    /// stops the run: there would be nothing to skip to.
+    pub fn is_skippable(&self) -> bool {
+        !matches!(self, CorpusError::NoInput { .. })
+    }
+}

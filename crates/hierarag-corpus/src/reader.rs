@@ -1,0 +1,345 @@
+//! The streaming document iterator: input resolution, format dispatch, id and emptiness checks,
+//! and the `--on-error` policy.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CorpusError, Location, Position};
+use crate::{jsonl, parquet_reader, textdir};
+
+/// The format of a corpus input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CorpusFormat {
+    /// One JSON object per line (`.jsonl`, `.ndjson`, `.json`).
+    Jsonl,
+    /// Apache Parquet (`.parquet`), e.g. FineWeb shards.
+    Parquet,
+    /// A directory of `.txt` / `.md` files; the id is the path relative to the directory.
+    TextDir,
+}
+
+impl CorpusFormat {
+    /// The format implied by a path: a directory, or a file extension.
+    pub fn detect(path: &Path) -> Option<CorpusFormat> {
+        if path.is_dir() {
+            return Some(CorpusFormat::TextDir);
+        }
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "jsonl" | "ndjson" | "json" => Some(CorpusFormat::Jsonl),
+            "parquet" | "pq" => Some(CorpusFormat::Parquet),
+            _ => None,
+        }
+    }
+}
+
+/// What to do with a bad record or an unreadable file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Stop at the first problem with an error naming file, line/row and field.
+    #[default]
+    Fail,
+    /// Record the problem, skip the record (or the rest of an unreadable file) and go on.
+    Skip,
+}
+
+/// Which inputs make up a corpus and how to read them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CorpusSpec {
+    /// Files, directories or glob patterns (`shards/*.parquet`), read in the order given; a glob's
+    /// matches are read in sorted order.
+    pub inputs: Vec<String>,
+    /// Force a format instead of detecting it from each path.
+    pub format: Option<CorpusFormat>,
+    /// Field (JSONL) or column (Parquet) holding the document id.
+    pub id_field: String,
+    /// Field (JSONL) or column (Parquet) holding the document text.
+    pub text_field: String,
+}
+
+impl CorpusSpec {
+    /// A spec with the default fields `id` and `text`.
+    pub fn new(inputs: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        CorpusSpec {
+            inputs: inputs.into_iter().map(Into::into).collect(),
+            format: None,
+            id_field: "id".into(),
+            text_field: "text".into(),
+        }
+    }
+
+    /// Expands globs and detects formats, without reading any document.
+    pub fn resolve(&self) -> Result<Vec<(PathBuf, CorpusFormat)>, CorpusError> {
+        let mut files = Vec::new();
+        for input in &self.inputs {
+            let paths: Vec<PathBuf> = if input.contains(['*', '?', '[']) {
+                let mut matched: Vec<PathBuf> = glob::glob(input)
+                    .map_err(|e| CorpusError::NoInput {
+                        pattern: format!("{input} (invalid glob: {e})"),
+                    })?
+                    .filter_map(Result::ok)
+                    .collect();
+                matched.sort();
+                matched
+            } else {
+                let path = PathBuf::from(input);
+                if !path.exists() {
+                    return Err(CorpusError::Io {
+                        path,
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "no such file or directory",
+                        ),
+                    });
+                }
+                vec![path]
+            };
+            if paths.is_empty() {
+                return Err(CorpusError::NoInput {
+                    pattern: input.clone(),
+                });
+            }
+            for path in paths {
+                let format = match self.format {
+                    Some(format) => format,
+                    None => CorpusFormat::detect(&path).ok_or_else(|| CorpusError::WrongType {
+                        location: Location::new(&Arc::from(path.as_path()), Position::File),
+                        field: "format".into(),
+                        expected: "a .jsonl, .parquet file or a directory (or pass --format)",
+                        found: path
+                            .extension()
+                            .map(|e| format!("extension `.{}`", e.to_string_lossy()))
+                            .unwrap_or_else(|| "no extension".into()),
+                    })?,
+                };
+                files.push((path, format));
+            }
+        }
+        Ok(files)
+    }
+
+    /// Opens the corpus for streaming.
+    pub fn documents(&self, on_error: OnError) -> Result<Documents, CorpusError> {
+        Ok(Documents {
+            files: self.resolve()?.into(),
+            spec: self.clone(),
+            on_error,
+            current: None,
+            in_textdir: false,
+            seen: HashMap::new(),
+            file_names: Vec::new(),
+            skipped: Vec::new(),
+            n_documents: 0,
+            text_bytes: 0,
+            failed: false,
+        })
+    }
+}
+
+/// One document of the corpus.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Document {
+    pub id: String,
+    pub text: String,
+    /// Where the document was read from, for later error messages.
+    pub location: Location,
+}
+
+/// A record or file that `--on-error skip` passed over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// `file line N`, `file row N` or `file`.
+    pub location: String,
+    /// The full error message.
+    pub reason: String,
+}
+
+/// Totals after a corpus has been read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadSummary {
+    pub n_documents: u64,
+    pub n_skipped: u64,
+    pub text_bytes: u64,
+}
+
+pub(crate) type RawRecords = Box<dyn Iterator<Item = Result<Document, CorpusError>> + Send>;
+
+/// Streams the documents of a corpus, one file after another, in a deterministic order.
+///
+/// Ids must be unique across all files: the iterator remembers a 128-bit hash of every id it has
+/// seen (16 bytes a document, not the documents themselves) with the place it was first seen.
+pub struct Documents {
+    files: std::collections::VecDeque<(PathBuf, CorpusFormat)>,
+    spec: CorpusSpec,
+    on_error: OnError,
+    current: Option<RawRecords>,
+    in_textdir: bool,
+    seen: HashMap<u128, (u32, Position)>,
+    /// Files that documents came from, so that a duplicate can name where its twin was.
+    file_names: Vec<Arc<Path>>,
+    skipped: Vec<Skipped>,
+    n_documents: u64,
+    text_bytes: u64,
+    failed: bool,
+}
+
+impl std::fmt::Debug for Documents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Documents")
+            .field("files_left", &self.files.len())
+            .field("n_documents", &self.n_documents)
+            .field("n_skipped", &self.skipped.len())
+            .finish()
+    }
+}
+
+impl Documents {
+    /// Everything skipped so far (only under [`OnError::Skip`]).
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
+    }
+
+    /// Counts so far.
+    pub fn summary(&self) -> ReadSummary {
+        ReadSummary {
+            n_documents: self.n_documents,
+            n_skipped: self.skipped.len() as u64,
+            text_bytes: self.text_bytes,
+        }
+    }
+
+    fn open_next_file(&mut self) -> Option<Result<(), CorpusError>> {
+        let (path, format) = self.files.pop_front()?;
+        let path: Arc<Path> = Arc::from(path.as_path());
+        self.in_textdir = format == CorpusFormat::TextDir;
+        let opened = match format {
+            CorpusFormat::Jsonl => jsonl::open(&path, &self.spec),
+            CorpusFormat::Parquet => parquet_reader::open(&path, &self.spec),
+            CorpusFormat::TextDir => textdir::open(&path),
+        };
+        Some(opened.map(|records| self.current = Some(records)))
+    }
+
+    /// Applies the checks that need state across records: non-empty text and unique ids.
+    fn check(&mut self, doc: &Document) -> Result<(), CorpusError> {
+        if doc.text.split_whitespace().next().is_none() {
+            return Err(CorpusError::EmptyDocument {
+                location: doc.location.clone(),
+                field: self.text_field_name(),
+                id: doc.id.clone(),
+            });
+        }
+        if self.file_names.last() != Some(&doc.location.path) {
+            self.file_names.push(Arc::clone(&doc.location.path));
+        }
+        let file_idx = (self.file_names.len() - 1) as u32;
+        let key = xxhash_rust::xxh3::xxh3_128(doc.id.as_bytes());
+        match self.seen.get(&key) {
+            Some(&(file, position)) => Err(CorpusError::DuplicateId {
+                location: doc.location.clone(),
+                field: self.id_field_name(),
+                id: doc.id.clone(),
+                first: Location::new(&self.file_names[file as usize], position).to_string(),
+            }),
+            None => {
+                self.seen.insert(key, (file_idx, doc.location.position));
+                Ok(())
+            }
+        }
+    }
+
+    fn id_field_name(&self) -> String {
+        if self.in_textdir {
+            "path".into()
+        } else {
+            self.spec.id_field.clone()
+        }
+    }
+
+    fn text_field_name(&self) -> String {
+        if self.in_textdir {
+            "text".into()
+        } else {
+            self.spec.text_field.clone()
+        }
+    }
+
+    /// Under `Skip`, records the error and reports whether to go on; under `Fail`, ends the stream.
+    fn handle(&mut self, error: CorpusError) -> Option<CorpusError> {
+        if self.on_error == OnError::Skip && error.is_skippable() {
+            let location = match &error {
+                CorpusError::MalformedJson { location, .. }
+                | CorpusError::MissingField { location, .. }
+                | CorpusError::WrongType { location, .. }
+                | CorpusError::NonUtf8 { location, .. }
+                | CorpusError::EmptyDocument { location, .. }
+                | CorpusError::DuplicateId { location, .. }
+                | CorpusError::Parquet { location, .. }
+                | CorpusError::MissingColumn { location, .. } => location.to_string(),
+                CorpusError::Io { path, .. } => path.display().to_string(),
+                CorpusError::NoInput { pattern } => pattern.clone(),
+            };
+            self.skipped.push(Skipped {
+                location,
+                reason: error.to_string(),
+            });
+            None
+        } else {
+            self.failed = true;
+            Some(error)
+        }
+    }
+}
+
+impl Iterator for Documents {
+    type Item = Result<Document, CorpusError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.failed {
+                return None;
+            }
+            let Some(records) = self.current.as_mut() else {
+                match self.open_next_file()? {
+                    Ok(()) => continue,
+                    Err(error) => match self.handle(error) {
+                        Some(error) => return Some(Err(error)),
+                        None => continue,
+                    },
+                }
+            };
+            match records.next() {
+                None => self.current = None,
+                Some(Ok(doc)) => match self.check(&doc) {
+                    Ok(()) => {
+                        self.n_documents += 1;
+                        self.text_bytes += doc.text.len() as u64;
+                        return Some(Ok(doc));
+                    }
+                    Err(error) => {
+                        if let Some(error) = self.handle(error) {
+                            return Some(Err(error));
+                        }
+                    }
+                },
+                Some(Err(error)) => {
+                    // A file-level error ends that file; a record-level one only that record. In a text
+                    // directory every file is one record, so an unreadable file ends only itself.
+                    if matches!(error, CorpusError::Parquet { .. })
+                        || (!self.in_textdir && matches!(error, CorpusError::Io { .. }))
+                    {
+                        self.current = None;
+                    }
+                    if let Some(error) = self.handle(error) {
+                        return Some(Err(error));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! Errors of index building and searching.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Corpus(#[from] hierarag_corpus::CorpusError),
+    #[error("{path}: {source}", path = path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a HieraRAG index (no manifest.json); build one with `hierarag index --corpus … --out {path}`", path = path.display())]
+    NotAnIndex { path: PathBuf },
+    #[error("{path}: the index build did not finish (manifest says incomplete); rebuild it with `hierarag index … --out {path} --overwrite`", path = path.display())]
+    Incomplete { path: PathBuf },
+    #[error("{path}: built with {found}, but {wanted} was asked for; use another --out directory, or --overwrite to rebuild", path = path.display())]
+    ParamsMismatch {
+        path: PathBuf,
+        found: String,
+        wanted: String,
+    },
+    #[error("{path}: the index was built from a different corpus (content hash {found}, now {wanted}); use --overwrite to rebuild", path = path.display())]
+    CorpusChanged {
+        path: PathBuf,
+        found: String,
+        wanted: String,
+    },
+    #[error("{path}: the directory is not empty and holds no HieraRAG index; choose an empty or new directory", path = path.display())]
+    NotEmpty { path: PathBuf },
+    #[error("{path}: bad manifest.json: {message}", path = path.display())]
+    BadManifest { path: PathBuf, message: String },
+    #[error("{0}")]
+    InvalidOptions(String),
+    #[error("tantivy: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("the corpus has no document to index")]
+    EmptyCorpus,
+}

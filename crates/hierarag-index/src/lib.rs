@@ -1,0 +1,34 @@
+//! The BM25 index: the one crate that knows tantivy.
+//!
+//! [`build_index`] streams a corpus (via `hierarag-corpus`), cuts each document into chunks and
+//! indexes every chunk with tantivy (analyzer: lowercase, English stop words, English stemming;
+//! BM25 k1 = 1.2, b = 0.75), writing `manifest.json` beside the index so that it is never reused
+//! with other chunking parameters. [`Bm25Index`] opens it and answers queries: the query text is
+//! analysed with the same analyzer and scored term-at-a-time straight over tantivy's postings,
+//! with tantivy's own BM25 weights, so scores equal a `BooleanQuery` of `TermQuery`s.
+//!
+//! Rankings are deterministic whatever the segment layout: hits are ordered by score descending,
+//! then document id descending (trec_eval's tie order), then chunk number ascending. At the
+//! document level each document appears once, at its best chunk (DESIGN.md §6).
+//!
+//! ```no_run
+//! use hierarag_index::{Bm25Index, Level};
+//! let index = Bm25Index::open(std::path::Path::new("runs/wiki/index"))?;
+//! let mut scratch = index.scratch();
+//! for hit in index.search(&mut scratch, "Who wrote 2001: A Space Odyssey?", 10, Level::Doc) {
+//!     println!("{} {:.3}", index.doc_id(&hit), hit.score);
+//! }
+//! # Ok::<(), hierarag_index::IndexError>(())
+//! ```
+
+mod analyzer;
+mod build;
+mod error;
+mod manifest;
+mod search;
+
+pub use analyzer::{ANALYZER_NAME, analyze, english_analyzer};
+pub use build::{BuildOptions, BuildOutcome, BuildProgress, build_index};
+pub use error::IndexError;
+pub use manifest::{AnalyzerInfo, Bm25Params, CorpusInfo, Counts, FileFingerprint, IndexManifest};
+pub use search::{Bm25Index, Hit, Level, Scratch};

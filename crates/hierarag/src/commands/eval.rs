@@ -1,0 +1,85 @@
+//! `hierarag eval retrieval`.
+
+use std::io::{BufReader, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use hierarag_metrics::{Evaluation, Qrels, QueryMetrics, Run, evaluate};
+
+use crate::cli::EvalRetrievalArgs;
+
+fn open(path: &Path) -> anyhow::Result<BufReader<std::fs::File>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    Ok(BufReader::new(file))
+}
+
+/// Reads qrels and run files and evaluates them.
+pub fn evaluate_files(qrels: &Path, run: &Path) -> anyhow::Result<Evaluation> {
+    let qrels = Qrels::from_reader(open(qrels)?, &qrels.display().to_string())?;
+    let run = Run::from_reader(open(run)?, &run.display().to_string())?;
+    Ok(evaluate(&qrels, &run))
+}
+
+pub fn run(args: &EvalRetrievalArgs) -> anyhow::Result<ExitCode> {
+    let evaluation = evaluate_files(&args.qrels, &args.run)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        if args.mean_only {
+            let summary = serde_json::json!({
+                "mean": evaluation.mean,
+                "n_queries": evaluation.n_queries,
+                "queries_without_results": evaluation.n_without_results.len(),
+                "unjudged_run_queries": evaluation.n_unjudged_run_queries,
+            });
+            serde_json::to_writer_pretty(&mut out, &summary)?;
+        } else {
+            serde_json::to_writer_pretty(&mut out, &evaluation)?;
+        }
+        writeln!(out)?;
+    } else {
+        print_table(&mut out, &evaluation, !args.mean_only)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn print_table(
+    out: &mut impl Write,
+    evaluation: &Evaluation,
+    per_query: bool,
+) -> std::io::Result<()> {
+    let width = evaluation
+        .per_query
+        .keys()
+        .map(|q| q.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(5, 40);
+    writeln!(
+        out,
+        "{:<width$}  {:>8}  {:>8}  {:>8}  {:>8}",
+        "query", "AP", "nDCG@10", "R@10", "RR"
+    )?;
+    let row = |out: &mut dyn Write, name: &str, m: &QueryMetrics| {
+        writeln!(
+            out,
+            "{name:<width$}  {:>8.4}  {:>8.4}  {:>8.4}  {:>8.4}",
+            m.ap, m.ndcg_cut_10, m.recall_10, m.recip_rank
+        )
+    };
+    if per_query {
+        for (query, metrics) in &evaluation.per_query {
+            row(out, query, metrics)?;
+        }
+    }
+    row(out, "mean", &evaluation.mean)?;
+    writeln!(
+        out,
+        "{} judged queries ({} without any result, counted as 0); {} run queries without judgments ignored",
+        evaluation.n_queries,
+        evaluation.n_without_results.len(),
+        evaluation.n_unjudged_run_queries
+    )?;
+    Ok(())
+}

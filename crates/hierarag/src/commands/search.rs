@@ -1,0 +1,81 @@
+//! `hierarag search`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use hierarag_index::{Bm25Index, Level};
+use serde::Serialize;
+
+use crate::cli::{LevelArg, SearchArgs};
+use crate::output::snippet;
+
+pub fn level(arg: LevelArg) -> Level {
+    match arg {
+        LevelArg::Doc => Level::Doc,
+        LevelArg::Chunk => Level::Chunk,
+    }
+}
+
+#[derive(Serialize)]
+struct SearchResult {
+    rank: usize,
+    score: f32,
+    doc_id: String,
+    chunk_id: String,
+    text: String,
+}
+
+pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
+    let index = Bm25Index::open(&args.index)
+        .with_context(|| format!("opening index {}", args.index.display()))?;
+    let mut scratch = index.scratch();
+    let hits = index.search(&mut scratch, &args.query, args.k, level(args.level));
+    let mut results = Vec::with_capacity(hits.len());
+    for (i, hit) in hits.iter().enumerate() {
+        results.push(SearchResult {
+            rank: i + 1,
+            score: hit.score,
+            doc_id: index.doc_id(hit).to_string(),
+            chunk_id: index.chunk_id(hit),
+            text: index.chunk_text(hit)?,
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &results)?;
+        writeln!(out)?;
+    } else {
+        print_table(&mut out, &results)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(out: &mut impl Write, results: &[SearchResult]) -> std::io::Result<()> {
+    if results.is_empty() {
+        writeln!(out, "no results (no query term occurs in the index)")?;
+        return Ok(());
+    }
+    let id_width = results
+        .iter()
+        .map(|r| r.chunk_id.chars().count())
+        .max()
+        .unwrap_or(5)
+        .clamp(5, 48);
+    writeln!(
+        out,
+        "{:>4}  {:>8}  {:<id_width$}  text",
+        "rank", "score", "chunk"
+    )?;
+    for r in results {
+        writeln!(
+            out,
+            "{:>4}  {:>8.3}  {:<id_width$}  {}",
+            r.rank,
+            r.score,
+            snippet(&r.chunk_id, id_width),
+            snippet(&r.text, 70)
+        )?;
+    }
+    Ok(())
+}

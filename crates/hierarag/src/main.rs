@@ -1,0 +1,26 @@
+//! `hierarag`: the command-line entry point. Each subcommand is one pipeline stage reading and
+//! writing files (DESIGN.md §2); this crate parses arguments, shows progress and maps failures to
+//! exit codes, and leaves the work to the library crates.
+
+mod cli;
+mod commands;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    output::init_logging(cli.global.quiet, cli.global.verbose);
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            if output::is_broken_pipe(&error) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {error:#}");
+            output::exit_code_for(&error)
+        }
+    }
+}

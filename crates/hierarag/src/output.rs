@@ -1,0 +1,87 @@
+//! Terminal output: stdout for data, stderr for progress and logs; exit codes.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Exit code for bad input (a file, an option, a corpus record) or items that failed.
+pub const EXIT_BAD_INPUT: u8 = 1;
+/// Exit code for an internal error (a bug, or the index store failing underneath us).
+pub const EXIT_INTERNAL: u8 = 2;
+
+pub fn init_logging(quiet: bool, verbose: u8) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, _) => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Internal failures of the index store are exit code 2; everything else a user can fix is 1.
+pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
+    let internal = error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<hierarag_index::IndexError>(),
+            Some(hierarag_index::IndexError::Tantivy(_))
+        )
+    });
+    ExitCode::from(if internal {
+        EXIT_INTERNAL
+    } else {
+        EXIT_BAD_INPUT
+    })
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal or with `--quiet`.
+pub fn progress_bar(quiet: bool, total: Option<u64>, template: &str) -> ProgressBar {
+    let bar = match total {
+        Some(total) => ProgressBar::new(total),
+        None => ProgressBar::new_spinner(),
+    };
+    if quiet || !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .expect("valid progress template")
+            .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Prints a line on stderr unless `--quiet`.
+pub fn note(quiet: bool, message: impl AsRef<str>) {
+    if !quiet {
+        eprintln!("{}", message.as_ref());
+    }
+}
+
+/// Shortens `text` to at most `width` characters on one line, for tables.
+pub fn snippet(text: &str, width: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= width {
+        return flat;
+    }
+    let mut out: String = flat.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
