@@ -35,7 +35,8 @@ fn pip_download_of_the_real_wiki_sample_gives_10033_documents_in_12_topics() {
         .map(String::as_str)
         .collect();
     assert_eq!(keys, ["id", "title", "text", "topic", "description"]);
-    assert_eq!(first["id"], "20th-century classical music");
+    assert_eq!(first["id"], "20th-century_classical_music");
+    assert_eq!(first["title"], "20th-century classical music");
     assert_eq!(first["topic"], "Arts");
 
     let summary = summarize_wiki_sample(&jsonl).unwrap();

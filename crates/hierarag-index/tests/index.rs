@@ -1,0 +1,363 @@
+//! Index building and search against tantivy's own BM25 on real text.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use hierarag_corpus::{ChunkParams, CorpusSpec};
+use hierarag_index::{
+    Bm25Index, BuildOptions, BuildOutcome, IndexError, Level, build_index, english_analyzer,
+};
+use proptest::prelude::*;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{Index, Term};
+
+const SENTENCES: &[&str] = &[
+    "The Apollo program landed twelve astronauts on the Moon between 1969 and 1972.",
+    "Photosynthesis converts light energy into chemical energy stored in glucose.",
+    "The Treaty of Westphalia ended the Thirty Years' War in 1648.",
+    "Jazz emerged in New Orleans in the late nineteenth century, mixing blues and ragtime.",
+    "A prime number has exactly two distinct positive divisors: one and itself.",
+    "The Amazon river discharges more water than any other river in the world.",
+    "Kubrick directed 2001: A Space Odyssey, co-written with Arthur C. Clarke.",
+    "Mitochondria are the organelles where cellular respiration produces ATP.",
+    "The printing press of Gutenberg spread literacy across Europe after 1450.",
+    "Plate tectonics explains earthquakes, volcanoes and the drift of continents.",
+    "Shakespeare wrote Hamlet, a tragedy about the prince of Denmark.",
+    "The speed of light in vacuum is about 299,792 kilometres per second.",
+    "PCI/acpi-info reports the power states of devices on the PCI bus.",
+    "Rice is the staple food for more than half of the world's population.",
+    "The Great Wall of China was built over many dynasties to repel invasions.",
+    "Neural networks learn representations by adjusting weights with gradient descent.",
+];
+
+/// A deterministic corpus: documents of 3 to 60 sentences drawn by a fixed recurrence.
+fn write_corpus(dir: &Path, n_docs: usize) -> std::path::PathBuf {
+    let path = dir.join("corpus.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for d in 0..n_docs {
+        let n_sentences = 3 + (next() % 58) as usize;
+        let text: Vec<&str> = (0..n_sentences)
+            .map(|_| SENTENCES[(next() % SENTENCES.len() as u64) as usize])
+            .collect();
+        let line = serde_json::json!({"id": format!("doc{d:04}"), "text": text.join(" ")});
+        writeln!(file, "{line}").unwrap();
+    }
+    file.flush().unwrap();
+    path
+}
+
+fn small_chunks() -> BuildOptions {
+    BuildOptions {
+        chunking: ChunkParams {
+            size: 64,
+            overlap: 8,
+        },
+        // Two threads with the smallest heap make several segments, as on a real corpus.
+        threads: 2,
+        writer_heap_bytes: 30_000_000,
+        ..BuildOptions::default()
+    }
+}
+
+fn build(dir: &Path, n_docs: usize) -> (CorpusSpec, std::path::PathBuf) {
+    let corpus = write_corpus(dir, n_docs);
+    let spec = CorpusSpec::new([corpus.to_string_lossy().into_owned()]);
+    let out = dir.join("index");
+    build_index(&spec, &out, &small_chunks(), &mut |_| {}).unwrap();
+    (spec, out)
+}
+
+/// Every matching chunk with tantivy's own scoring of a BooleanQuery of TermQuerys.
+fn tantivy_scores(index_dir: &Path, query: &str) -> HashMap<(String, u64), f32> {
+    let index = Index::open_in_dir(index_dir).unwrap();
+    index
+        .tokenizers()
+        .register(hierarag_index::ANALYZER_NAME, english_analyzer());
+    let schema = index.schema();
+    let text = schema.get_field("text").unwrap();
+    let doc_id = schema.get_field("doc_id").unwrap();
+    let mut analyzer = english_analyzer();
+    let clauses: Vec<(Occur, Box<dyn Query>)> = hierarag_index::analyze(&mut analyzer, query)
+        .into_iter()
+        .map(|t| {
+            let q: Box<dyn Query> = Box::new(TermQuery::new(
+                Term::from_field_text(text, &t),
+                IndexRecordOption::WithFreqs,
+            ));
+            (Occur::Should, q)
+        })
+        .collect();
+    let reader = index.reader().unwrap();
+    let searcher = reader.searcher();
+    assert!(
+        searcher.segment_readers().len() > 1,
+        "the test needs several segments"
+    );
+    let top = searcher
+        .search(
+            &BooleanQuery::new(clauses),
+            &TopDocs::with_limit(100_000).order_by_score(),
+        )
+        .unwrap();
+    top.into_iter()
+        .map(|(score, address)| {
+            use tantivy::schema::Value;
+            let doc: tantivy::TantivyDocument = searcher.doc(address).unwrap();
+            let id = doc.get_first(doc_id).unwrap().as_str().unwrap().to_string();
+            // chunk_n is a fast field only; recover it from the segment's column.
+            let n = searcher
+                .segment_reader(address.segment_ord)
+                .fast_fields()
+                .u64("chunk_n")
+                .unwrap()
+                .first(address.doc_id)
+                .unwrap();
+            ((id, n), score)
+        })
+        .collect()
+}
+
+fn our_scores(index: &Bm25Index, query: &str, k: usize) -> Vec<((String, u64), f32)> {
+    let mut scratch = index.scratch();
+    index
+        .search(&mut scratch, query, k, Level::Chunk)
+        .iter()
+        .map(|h| ((index.doc_id(h).to_string(), u64::from(h.chunk_n)), h.score))
+        .collect()
+}
+
+#[test]
+fn scores_equal_tantivy_boolean_query_on_a_multi_segment_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = build(dir.path(), 400);
+    let index = Bm25Index::open(&out).unwrap();
+    for query in [
+        "Who landed astronauts on the Moon?",
+        "energy energy light",
+        "PCI/acpi-info power states",
+        "the of and",
+        "zebra quasar",
+        "river world population rice",
+    ] {
+        let ours = our_scores(&index, query, 1_000_000);
+        let theirs = tantivy_scores(&out, query);
+        assert_eq!(
+            ours.len(),
+            theirs.len(),
+            "query {query:?}: same matching chunks"
+        );
+        for (key, score) in &ours {
+            let expected = theirs[key];
+            assert!(
+                (score - expected).abs() <= 1e-5 * expected.abs().max(1.0),
+                "query {query:?} chunk {key:?}: ours {score} tantivy {expected}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rankings_follow_score_then_doc_id_descending_then_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = build(dir.path(), 300);
+    let index = Bm25Index::open(&out).unwrap();
+    let hits = our_scores(&index, "prime number divisors", 1_000_000);
+    assert!(hits.len() > 20);
+    for pair in hits.windows(2) {
+        let ((doc_a, n_a), s_a) = &pair[0];
+        let ((doc_b, n_b), s_b) = &pair[1];
+        assert!(s_a >= s_b, "scores descend");
+        if s_a == s_b {
+            assert!(doc_a > doc_b || (doc_a == doc_b && n_a < n_b), "{pair:?}");
+        }
+    }
+}
+
+#[test]
+fn document_level_keeps_each_document_once_at_its_best_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = build(dir.path(), 300);
+    let index = Bm25Index::open(&out).unwrap();
+    let mut scratch = index.scratch();
+    let query = "Gutenberg printing press literacy";
+    let chunks = index.search(&mut scratch, query, 1_000_000, Level::Chunk);
+    let docs = index.search(&mut scratch, query, 25, Level::Doc);
+    assert_eq!(docs.len(), 25);
+    let mut expected = Vec::new();
+    for hit in &chunks {
+        if !expected
+            .iter()
+            .any(|h: &hierarag_index::Hit| h.doc_ord == hit.doc_ord)
+        {
+            expected.push(*hit);
+        }
+    }
+    expected.truncate(25);
+    assert_eq!(docs, expected);
+}
+
+#[test]
+fn top_k_is_a_prefix_of_the_full_ranking() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = build(dir.path(), 200);
+    let index = Bm25Index::open(&out).unwrap();
+    let mut scratch = index.scratch();
+    for level in [Level::Chunk, Level::Doc] {
+        let all = index.search(&mut scratch, "jazz blues New Orleans", 1_000_000, level);
+        for k in [1, 3, 10, 57] {
+            let top = index.search(&mut scratch, "jazz blues New Orleans", k, level);
+            assert_eq!(top, all[..k.min(all.len())], "k = {k}, {level:?}");
+        }
+    }
+}
+
+#[test]
+fn rebuilding_with_other_chunking_is_refused_and_same_corpus_is_up_to_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, out) = build(dir.path(), 50);
+    let again = build_index(&spec, &out, &small_chunks(), &mut |_| {}).unwrap();
+    assert!(matches!(again, BuildOutcome::UpToDate { .. }));
+
+    let other = BuildOptions {
+        chunking: ChunkParams {
+            size: 512,
+            overlap: 0,
+        },
+        ..small_chunks()
+    };
+    let err = build_index(&spec, &out, &other, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, IndexError::ParamsMismatch { .. }));
+    let message = err.to_string();
+    assert!(
+        message.contains("chunk size 64 words, overlap 8"),
+        "{message}"
+    );
+    assert!(
+        message.contains("chunk size 512 words, overlap 0"),
+        "{message}"
+    );
+    assert!(message.contains("--overwrite"), "{message}");
+
+    let rebuilt = build_index(
+        &spec,
+        &out,
+        &BuildOptions {
+            overwrite: true,
+            ..other
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(matches!(rebuilt, BuildOutcome::Built { .. }));
+    assert_eq!(rebuilt.manifest().chunking.size, 512);
+}
+
+#[test]
+fn a_changed_corpus_is_not_mistaken_for_the_indexed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, out) = build(dir.path(), 50);
+    let corpus = Path::new(&spec.inputs[0]);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(corpus)
+        .unwrap();
+    writeln!(
+        file,
+        r#"{{"id":"extra","text":"A new document about glaciers."}}"#
+    )
+    .unwrap();
+    let err = build_index(&spec, &out, &small_chunks(), &mut |_| {}).unwrap_err();
+    assert!(matches!(err, IndexError::CorpusChanged { .. }), "{err}");
+}
+
+#[test]
+fn an_interrupted_build_is_never_opened_and_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (spec, out) = build(dir.path(), 50);
+    // Simulate a crash before the final manifest: the build marks itself incomplete first.
+    let manifest_path = out.join("manifest.json");
+    let text = std::fs::read_to_string(&manifest_path).unwrap();
+    std::fs::write(
+        &manifest_path,
+        text.replace("\"complete\": true", "\"complete\": false"),
+    )
+    .unwrap();
+    let err = Bm25Index::open(&out).unwrap_err();
+    assert!(err.to_string().contains("did not finish"), "{err}");
+    let outcome = build_index(&spec, &out, &small_chunks(), &mut |_| {}).unwrap();
+    assert!(matches!(outcome, BuildOutcome::Built { .. }));
+    Bm25Index::open(&out).unwrap();
+}
+
+#[test]
+fn counts_match_the_chunker() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), 120);
+    let params = small_chunks().chunking;
+    let mut expected_chunks = 0u64;
+    for line in std::fs::read_to_string(&corpus).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        expected_chunks +=
+            hierarag_corpus::chunks(v["text"].as_str().unwrap(), &params).count() as u64;
+    }
+    let spec = CorpusSpec::new([corpus.to_string_lossy().into_owned()]);
+    let out = dir.path().join("index");
+    let outcome = build_index(&spec, &out, &small_chunks(), &mut |_| {}).unwrap();
+    let counts = &outcome.manifest().counts;
+    assert_eq!(counts.documents, 120);
+    assert_eq!(counts.chunks, expected_chunks);
+    let index = Bm25Index::open(&out).unwrap();
+    assert_eq!(index.n_chunks(), expected_chunks);
+    assert_eq!(index.n_documents(), 120);
+}
+
+#[test]
+fn chunk_text_is_the_stored_original_slice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = build(dir.path(), 30);
+    let index = Bm25Index::open(&out).unwrap();
+    let mut scratch = index.scratch();
+    let hit = index.search(&mut scratch, "Westphalia", 1, Level::Chunk)[0];
+    let text = index.chunk_text(&hit).unwrap();
+    assert!(text.contains("Westphalia"));
+    assert!(text.split_whitespace().count() <= 64);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn batch_search_equals_one_by_one(words in prop::collection::vec(
+        prop::sample::select(vec!["moon", "energy", "river", "war", "jazz", "prime", "light",
+                                  "wall", "the", "of", "PCI", "gradient", "zebra", "2001"]), 1..6)) {
+        let index = shared_index();
+        let query = words.join(" ");
+        let mut scratch = index.scratch();
+        let single = index.search(&mut scratch, &query, 10, Level::Doc);
+        let batch = index.search_batch(&[query.as_str(), query.as_str()], 10, Level::Doc, 2, &|| {}).unwrap();
+        prop_assert_eq!(&batch[0], &single);
+        prop_assert_eq!(&batch[1], &single);
+    }
+}
+
+fn shared_index() -> &'static Bm25Index {
+    use std::sync::OnceLock;
+    static INDEX: OnceLock<(tempfile::TempDir, Bm25Index)> = OnceLock::new();
+    &INDEX
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let (_, out) = build(dir.path(), 150);
+            let index = Bm25Index::open(&out).unwrap();
+            (dir, index)
+        })
+        .1
+}
