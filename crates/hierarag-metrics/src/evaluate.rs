@@ -17,7 +17,7 @@ pub struct Evaluation {
     /// The number of judged queries, which is the denominator of `mean`.
     pub n_queries: usize,
     /// Judged queries absent from the run; each scores 0 on every measure (ascending order).
-    pub n_without_results: Vec<String>,
+    pub queries_without_results: Vec<String>,
     /// How many run queries have no judgments; they are ignored, as trec_eval ignores them.
     pub n_unjudged_run_queries: usize,
 }
@@ -29,12 +29,12 @@ pub struct Evaluation {
 /// better by answering fewer questions.
 pub fn evaluate(qrels: &Qrels, run: &Run) -> Evaluation {
     let mut per_query = BTreeMap::new();
-    let mut n_without_results = Vec::new();
+    let mut queries_without_results = Vec::new();
     for (query_id, rels) in qrels.iter() {
         let metrics = match run.get(query_id) {
             Some(ranking) => evaluate_query(rels, ranking),
             None => {
-                n_without_results.push(query_id.to_owned());
+                queries_without_results.push(query_id.to_owned());
                 QueryMetrics::default()
             }
         };
@@ -48,7 +48,7 @@ pub fn evaluate(qrels: &Qrels, run: &Run) -> Evaluation {
         mean: mean(per_query.values()),
         n_queries: per_query.len(),
         per_query,
-        n_without_results,
+        queries_without_results,
         n_unjudged_run_queries,
     }
 }

@@ -37,7 +37,7 @@
 //!
 //! // q1 finds its only relevant document at rank 2; q2 retrieved nothing and scores 0.
 //! assert_eq!(evaluation.per_query["q1"].recip_rank, 0.5);
-//! assert_eq!(evaluation.n_without_results, ["q2"]);
+//! assert_eq!(evaluation.queries_without_results, ["q2"]);
 //! assert_eq!(evaluation.mean.ap, (0.5 + 0.0) / 2.0);
 //! # Ok::<(), hierarag_metrics::TrecFormatError>(())
 //! ```

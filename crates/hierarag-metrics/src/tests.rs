@@ -259,7 +259,7 @@ fn query_missing_from_run_counts_as_zero_in_the_mean() {
 
     let evaluation = evaluate(&qrels, &run);
     assert_eq!(evaluation.n_queries, 3);
-    assert_eq!(evaluation.n_without_results, ["q2"]);
+    assert_eq!(evaluation.queries_without_results, ["q2"]);
     assert_eq!(evaluation.n_unjudged_run_queries, 1);
     assert_eq!(evaluation.per_query["q2"], QueryMetrics::default());
     assert!(!evaluation.per_query.contains_key("unjudged"));

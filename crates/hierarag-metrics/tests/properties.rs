@@ -218,7 +218,7 @@ proptest! {
         let n = in_order.n_queries.max(1) as f64;
         let mean_ap = in_order.per_query.values().map(|metrics| metrics.ap).sum::<f64>() / n;
         prop_assert!((in_order.mean.ap - mean_ap).abs() < 1e-12);
-        for query_id in &in_order.n_without_results {
+        for query_id in &in_order.queries_without_results {
             prop_assert_eq!(in_order.per_query[query_id], QueryMetrics::default());
         }
     }

@@ -255,7 +255,7 @@ fn measures_equal_pytrec_eval_on_a_generated_run() {
     assert_eq!(ours.n_queries, N_JUDGED_QUERIES);
     assert_eq!(ours.n_unjudged_run_queries, N_UNJUDGED_RUN_QUERIES);
     assert!(
-        !ours.n_without_results.is_empty(),
+        !ours.queries_without_results.is_empty(),
         "some judged queries must retrieve nothing"
     );
     let n_tied_scores: usize = run
@@ -267,7 +267,7 @@ fn measures_equal_pytrec_eval_on_a_generated_run() {
         .sum();
     assert!(n_tied_scores > 1000, "only {n_tied_scores} tied scores");
 
-    for query_id in &ours.n_without_results {
+    for query_id in &ours.queries_without_results {
         assert!(run.get(query_id).is_none());
         assert_eq!(ours.per_query[query_id], QueryMetrics::default());
     }

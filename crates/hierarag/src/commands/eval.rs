@@ -30,7 +30,7 @@ pub fn run(args: &EvalRetrievalArgs) -> anyhow::Result<ExitCode> {
             let summary = serde_json::json!({
                 "mean": evaluation.mean,
                 "n_queries": evaluation.n_queries,
-                "queries_without_results": evaluation.n_without_results.len(),
+                "queries_without_results": evaluation.queries_without_results.len(),
                 "unjudged_run_queries": evaluation.n_unjudged_run_queries,
             });
             serde_json::to_writer_pretty(&mut out, &summary)?;
@@ -78,7 +78,7 @@ pub fn print_table(
         out,
         "{} judged queries ({} without any result, counted as 0); {} run queries without judgments ignored",
         evaluation.n_queries,
-        evaluation.n_without_results.len(),
+        evaluation.queries_without_results.len(),
         evaluation.n_unjudged_run_queries
     )?;
     Ok(())

@@ -115,8 +115,9 @@ pub fn build(
                 note(
                     quiet,
                     format!(
-                        "skipped {} bad records (listed in {}); first: {}",
+                        "skipped {} bad record{} (listed in {}); first: {}",
                         skipped.len(),
+                        if skipped.len() == 1 { "" } else { "s" },
                         out.join("skipped.jsonl").display(),
                         skipped[0].reason
                     ),

@@ -108,14 +108,16 @@ pub fn run(args: &QuickstartArgs, quiet: bool) -> anyhow::Result<ExitCode> {
 fn title_queries(corpus: &std::path::Path) -> anyhow::Result<Vec<Query>> {
     let file = std::fs::File::open(corpus)?;
     let mut queries = Vec::new();
-    for line in BufReader::new(file).lines() {
+    for (n, line) in BufReader::new(file).lines().enumerate() {
         let record: serde_json::Value = serde_json::from_str(&line?)?;
+        let location = format!("{} line {}", corpus.display(), n + 1);
         let (Some(id), Some(title)) = (record["id"].as_str(), record["title"].as_str()) else {
             anyhow::bail!("{}: a line without id or title", corpus.display());
         };
         queries.push(Query {
             id: id.to_string(),
             text: title.to_string(),
+            location,
         });
     }
     Ok(queries)

@@ -16,6 +16,8 @@ use crate::output::{note, progress_bar};
 pub struct Query {
     pub id: String,
     pub text: String,
+    /// `file line N`, for error messages.
+    pub location: String,
 }
 
 /// Reads `{id, query}` lines with the corpus reader, which names file, line and field on error
@@ -29,10 +31,11 @@ pub fn read_queries(path: &Path, id_field: &str, query_field: &str) -> anyhow::R
     };
     let mut queries = Vec::new();
     for record in spec.documents(OnError::Fail)? {
-        let record = record.context("reading queries")?;
+        let record = record.with_context(|| format!("reading queries from {}", path.display()))?;
         queries.push(Query {
             id: record.id,
             text: record.text,
+            location: record.location.to_string(),
         });
     }
     Ok(queries)
@@ -72,7 +75,8 @@ pub fn retrieve(
     for query in queries {
         if query.id.chars().any(char::is_whitespace) {
             bail!(
-                "query id `{}` contains whitespace, which a TREC run file cannot hold",
+                "{}, field `id`: query id `{}` contains whitespace, which a TREC run file cannot hold",
+                query.location,
                 query.id
             );
         }
