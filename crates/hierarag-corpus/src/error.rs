@@ -106,11 +106,11 @@ pub enum CorpusError {
 }
 
 impl CorpusError {
-    /// The file the error is about, when there is one.
-    pub fn path(&self) -> Option<&Path> {
+    /// The record or file position the error is about; `None` for errors about a whole input
+    /// that could not be opened or matched.
+    pub fn location(&self) -> Option<&Location> {
         match self {
-            CorpusError::NoInput { .. } => None,
-            CorpusError::Io { path, .. } => Some(path),
+            CorpusError::NoInput { .. } | CorpusError::Io { .. } => None,
             CorpusError::MalformedJson { location, .. }
             | CorpusError::MissingField { location, .. }
             | CorpusError::WrongType { location, .. }
@@ -118,7 +118,15 @@ impl CorpusError {
             | CorpusError::EmptyDocument { location, .. }
             | CorpusError::DuplicateId { location, .. }
             | CorpusError::Parquet { location, .. }
-            | CorpusError::MissingColumn { location, .. } => Some(&location.path),
+            | CorpusError::MissingColumn { location, .. } => Some(location),
+        }
+    }
+
+    /// The file the error is about, when there is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            CorpusError::Io { path, .. } => Some(path),
+            other => other.location().map(|l| &*l.path),
         }
     }
 

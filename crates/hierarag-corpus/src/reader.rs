@@ -272,17 +272,13 @@ impl Documents {
     /// Under `Skip`, records the error and reports whether to go on; under `Fail`, ends the stream.
     fn handle(&mut self, error: CorpusError) -> Option<CorpusError> {
         if self.on_error == OnError::Skip && error.is_skippable() {
-            let location = match &error {
-                CorpusError::MalformedJson { location, .. }
-                | CorpusError::MissingField { location, .. }
-                | CorpusError::WrongType { location, .. }
-                | CorpusError::NonUtf8 { location, .. }
-                | CorpusError::EmptyDocument { location, .. }
-                | CorpusError::DuplicateId { location, .. }
-                | CorpusError::Parquet { location, .. }
-                | CorpusError::MissingColumn { location, .. } => location.to_string(),
-                CorpusError::Io { path, .. } => path.display().to_string(),
-                CorpusError::NoInput { pattern } => pattern.clone(),
+            let location = match (&error, error.location()) {
+                (_, Some(location)) => location.to_string(),
+                (CorpusError::NoInput { pattern }, None) => pattern.clone(),
+                (_, None) => error
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
             };
             self.skipped.push(Skipped {
                 location,
