@@ -66,6 +66,7 @@ pub struct Bm25Index {
     total_docs: u64,
     avg_fieldnorm: f32,
     doc_ids: Vec<String>,
+    pruning_min_postings: u64,
 }
 
 impl std::fmt::Debug for Bm25Index {
@@ -102,9 +103,16 @@ struct Candidate {
 }
 
 struct QueryTerm {
+    term: Term,
+    doc_freq: u64,
     weight: Bm25Weight,
     infos: Vec<Option<TermInfo>>,
 }
+
+/// Above this many postings in all (summed over the query's terms), a query switches from the
+/// exhaustive term-at-a-time pass to tantivy's block-max WAND, whose skipping pays off only on
+/// long posting lists (measured: docs/benchmarks.md).
+const PRUNING_MIN_POSTINGS: u64 = 10_000;
 
 impl Bm25Index {
     /// Opens a complete index built by `build_index`.
@@ -156,7 +164,16 @@ impl Bm25Index {
             total_docs,
             avg_fieldnorm,
             doc_ids,
+            pruning_min_postings: PRUNING_MIN_POSTINGS,
         })
+    }
+
+    /// Sets the number of postings (summed over a query's terms) above which queries use
+    /// block-max WAND instead of the exhaustive pass: 0 prunes always, `u64::MAX` never. Both
+    /// paths give the same ranking; this is a speed knob (and lets tests compare the two).
+    pub fn with_pruning_threshold(mut self, min_postings: u64) -> Self {
+        self.pruning_min_postings = min_postings;
+        self
     }
 
     pub fn manifest(&self) -> &IndexManifest {
@@ -218,7 +235,12 @@ impl Bm25Index {
         if k == 0 {
             return Vec::new();
         }
-        self.accumulate(scratch, query);
+        let terms = self.query_terms(scratch, query);
+        let n_postings: u64 = terms.iter().map(|t| t.doc_freq).sum();
+        if n_postings > self.pruning_min_postings {
+            return self.search_pruned(scratch, &terms, k, level);
+        }
+        self.accumulate(scratch, &terms);
         let hits = self.select(scratch, k, level);
         for (segment, touched) in scratch.touched.iter_mut().enumerate() {
             let scores = &mut scratch.scores[segment];
@@ -283,14 +305,18 @@ impl Bm25Index {
                 self.total_docs,
                 self.avg_fieldnorm,
             );
-            terms.push(QueryTerm { weight, infos });
+            terms.push(QueryTerm {
+                term,
+                doc_freq,
+                weight,
+                infos,
+            });
         }
         terms
     }
 
-    fn accumulate(&self, scratch: &mut Scratch, query: &str) {
-        let terms = self.query_terms(scratch, query);
-        for term in &terms {
+    fn accumulate(&self, scratch: &mut Scratch, terms: &[QueryTerm]) {
+        for term in terms {
             for (segment_idx, segment) in self.segments.iter().enumerate() {
                 let Some(info) = &term.infos[segment_idx] else {
                     continue;
@@ -340,20 +366,140 @@ impl Bm25Index {
         // and widen when, at the document level, several of them belong to one document.
         let mut want = k;
         loop {
+            let n_candidates = candidates.len();
             let pool = self.top_candidates(candidates, want);
-            let mut hits: Vec<Hit> = pool.iter().map(|c| self.hit(c)).collect();
-            hits.sort_by(|a, b| self.compare(a, b));
-            let exhausted = pool.len() == candidates.len();
-            if level == Level::Doc {
-                let mut seen = std::collections::HashSet::with_capacity(hits.len());
-                hits.retain(|h| seen.insert(h.doc_ord));
-            }
+            let exhausted = pool.len() == n_candidates;
+            let hits = self.rank(pool, level);
             if hits.len() >= k || exhausted {
-                hits.truncate(k);
-                return hits;
+                return truncated(hits, k);
             }
             want = want.saturating_mul(4);
         }
+    }
+
+    /// Block-max WAND through tantivy for queries with long posting lists. The collector keeps
+    /// every chunk that scores at least the `want`-th best, ties included, so the final order is
+    /// the same total order as the exhaustive path.
+    fn search_pruned(
+        &self,
+        scratch: &mut Scratch,
+        terms: &[QueryTerm],
+        k: usize,
+        level: Level,
+    ) -> Vec<Hit> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query, TermQuery};
+
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let query: Box<dyn Query> =
+                    Box::new(TermQuery::new(t.term.clone(), IndexRecordOption::WithFreqs));
+                (Occur::Should, query)
+            })
+            .collect();
+        let query = BooleanQuery::new(clauses);
+        let Ok(weight) = query.weight(EnableScoring::enabled_from_searcher(&self.searcher)) else {
+            return Vec::new();
+        };
+        let mut want = k;
+        loop {
+            let pool = &mut scratch.candidates;
+            pool.clear();
+            // Scores are positive, so their bit patterns order like the scores themselves.
+            let mut best: BinaryHeap<Reverse<u32>> = BinaryHeap::with_capacity(want + 1);
+            let mut threshold = f32::NEG_INFINITY;
+            for (segment_idx, reader) in self.searcher.segment_readers().iter().enumerate() {
+                let segment = &self.segments[segment_idx];
+                let start = threshold;
+                let mut collect = |doc: u32, score: f32| -> f32 {
+                    if segment.alive.as_ref().is_some_and(|a| a.is_deleted(doc)) {
+                        return threshold;
+                    }
+                    pool.push(Candidate {
+                        score,
+                        segment: segment_idx as u32,
+                        doc,
+                    });
+                    best.push(Reverse(score.to_bits()));
+                    if best.len() > want {
+                        best.pop();
+                    }
+                    if best.len() == want {
+                        // Keep everything within rounding of the bar: tantivy adds term scores
+                        // in another order than the exhaustive pass, so near-ties are rescored
+                        // exactly below before the final cut.
+                        let bar = f32::from_bits(best.peek().expect("heap is full").0);
+                        threshold = bar * (1.0 - 1e-4);
+                    }
+                    threshold
+                };
+                if weight
+                    .for_each_pruning(start, reader, &mut collect)
+                    .is_err()
+                {
+                    continue;
+                }
+            }
+            let exhausted = best.len() < want;
+            self.rescore(pool, terms);
+            let pool = self.top_candidates(pool, want);
+            let hits = self.rank(pool, level);
+            if hits.len() >= k || exhausted {
+                return truncated(hits, k);
+            }
+            want = want.saturating_mul(4);
+        }
+    }
+
+    /// Recomputes candidates' scores exactly as the exhaustive pass does (term contributions
+    /// added in query order), so that both paths give the same ranking to the last bit.
+    fn rescore(&self, pool: &mut [Candidate], terms: &[QueryTerm]) {
+        use tantivy::DocSet;
+        use tantivy::postings::Postings;
+        pool.sort_unstable_by_key(|c| (c.segment, c.doc));
+        for c in pool.iter_mut() {
+            c.score = 0.0;
+        }
+        for term in terms {
+            let mut start = 0;
+            while start < pool.len() {
+                let segment_idx = pool[start].segment as usize;
+                let end =
+                    start + pool[start..].partition_point(|c| c.segment as usize == segment_idx);
+                let segment = &self.segments[segment_idx];
+                if let Some(info) = &term.infos[segment_idx]
+                    && let Ok(mut postings) = segment
+                        .inverted
+                        .read_postings_from_terminfo(info, IndexRecordOption::WithFreqs)
+                {
+                    for c in &mut pool[start..end] {
+                        // Candidates are in doc order; a posting list already past this doc
+                        // does not contain it (seek must never go backwards).
+                        if postings.doc() <= c.doc && postings.seek(c.doc) == c.doc {
+                            c.score += term.weight.score(
+                                segment.fieldnorms.fieldnorm_id(c.doc),
+                                postings.term_freq(),
+                            );
+                        }
+                    }
+                }
+                start = end;
+            }
+        }
+    }
+
+    /// Resolves candidates to hits in the total ranking order, each document once at the
+    /// document level.
+    fn rank(&self, pool: &[Candidate], level: Level) -> Vec<Hit> {
+        let mut hits: Vec<Hit> = pool.iter().map(|c| self.hit(c)).collect();
+        hits.sort_by(|a, b| self.compare(a, b));
+        if level == Level::Doc {
+            let mut seen = std::collections::HashSet::with_capacity(hits.len());
+            hits.retain(|h| seen.insert(h.doc_ord));
+        }
+        hits
     }
 
     /// The `want` highest-scoring candidates plus any tied with the last of them.
@@ -398,6 +544,11 @@ impl Bm25Index {
             })
             .then_with(|| a.chunk_n.cmp(&b.chunk_n))
     }
+}
+
+fn truncated(mut hits: Vec<Hit>, k: usize) -> Vec<Hit> {
+    hits.truncate(k);
+    hits
 }
 
 fn read_doc_table(path: &Path) -> Result<Vec<String>, IndexError> {

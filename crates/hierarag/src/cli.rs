@@ -180,6 +180,10 @@ pub struct RetrieveArgs {
     /// Query threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Postings (summed over a query's terms) above which a query uses block-max WAND instead
+    /// of the exhaustive term-at-a-time pass; the ranking is the same either way (tuning knob).
+    #[arg(long, hide = true, value_name = "POSTINGS")]
+    pub prune_above: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -42,8 +42,11 @@ pub fn read_queries(path: &Path, id_field: &str, query_field: &str) -> anyhow::R
 }
 
 pub fn run(args: &RetrieveArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let index = Bm25Index::open(&args.index)
+    let mut index = Bm25Index::open(&args.index)
         .with_context(|| format!("opening index {}", args.index.display()))?;
+    if let Some(postings) = args.prune_above {
+        index = index.with_pruning_threshold(postings);
+    }
     let queries = read_queries(&args.queries, &args.id_field, &args.query_field)?;
     retrieve(
         &index,
