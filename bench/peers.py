@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Peer BM25 engines for the HieraRAG benchmark (bench/run.sh).
+
+One process per engine per corpus scale:
+
+    python bench/peers.py --engine bm25s --corpus C.jsonl --queries Q.jsonl \
+        --workdir DIR --json-out R.json [--index-reps N] [--query-reps N]
+
+Timed sections (time.perf_counter):
+  * indexing: only the engine's indexing call(s), on documents already read
+    from the JSONL file into memory (JSON parsing is not timed);
+  * queries: query analysis + top-10 retrieval of all queries on one thread,
+    with query strings already in memory; mapping internal doc numbers to ids
+    (bm25s) happens after the clock stops; for PISA the ids come back inside
+    the timed retriever call, as part of its DataFrame.
+
+bm25s (numba backend)
+  index  = bm25s.tokenize(texts, stopwords='en', stemmer=PyStemmer english)
+           + BM25(k1=1.2, b=0.75, method='lucene', backend='numba').index(...)
+           (single-threaded: bm25s indexing is Python/NumPy plus a serial
+           numba CSC builder, JIT-compiled before the clock starts)
+  query  = bm25s.tokenize(queries, same options, return_ids=False)
+           + retrieve(k=10, n_threads=1, backend_selection='numba')
+           (the serial numba kernel; NUMBA_NUM_THREADS=1 is also set by the
+           driver).  Numba JIT is warmed up with a few queries first.  The
+           variant with return_ids=True (the README's usage, which goes
+           through a Tokenized object) is timed too and the faster is kept.
+
+PISA (pyterrier-pisa)
+  index  = PisaIndex(path, stemmer='porter2', threads=1).index(docs)
+           -> forward index + inversion (PISA runs threads+1 = 2 TBB workers)
+           + the first .bm25(...) call, which builds the block-max (wand)
+           data and compresses the index (block_simdbp); both timed
+           separately and reported separately and together.
+  query  = PisaRetrieve(bm25 k1=1.2 b=0.75, block_max_maxscore,
+           num_results=10, threads=1).transform(DataFrame of all queries)
+           -> tokenisation, porter2 stemming, stopword removal and search
+           in C++, results built into a pandas DataFrame (with docnos).
+           Stopwords: PISA's default 'terrier' list (733 words) and, for
+           analyzer parity with hierarag/bm25s (Lucene's 33 words), 'lucene'.
+"""
+import argparse
+import gc
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import time
+
+COPY_SUFFIX = re.compile(r"__c\d+$")
+
+
+def base_id(doc_id):
+    return COPY_SUFFIX.sub("", doc_id)
+
+
+def read_corpus(path):
+    ids, texts = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            ids.append(d["id"])
+            texts.append(d["text"])
+    return ids, texts
+
+
+def read_queries(path):
+    qids, qtexts = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            qids.append(d["id"])
+            qtexts.append(d["query"])
+    return qids, qtexts
+
+
+def top1_own(qids, top1_ids):
+    """Fraction of queries whose first result is the query's own article
+    (any copy of it, at scales > 1)."""
+    hits = sum(1 for q, d in zip(qids, top1_ids) if d is not None and base_id(d) == q)
+    return hits / len(qids)
+
+
+def dist_version(name):
+    try:
+        from importlib.metadata import version
+        return version(name)
+    except Exception:
+        return "?"
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+# --------------------------------------------------------------------------- bm25s
+def run_bm25s(args, ids, texts, qids, qtexts, text_mb):
+    import numpy as np
+    import numba
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    out = {
+        "engine": "bm25s-numba",
+        "versions": {"bm25s": bm25s.__version__, "numba": numba.__version__,
+                     "numpy": np.__version__, "PyStemmer": dist_version("PyStemmer")},
+        "index_threads": 1,
+        "numba_num_threads": numba.config.NUMBA_NUM_THREADS,
+    }
+
+    def new_retriever():
+        r = bm25s.BM25(k1=1.2, b=0.75, method="lucene", backend="numba")
+        # JIT-compile the numba CSC builder and scorer outside the timed section
+        r.compile(activate_numba=True, warmup=True)
+        return r
+
+    index_times, tok_times = [], []
+    retriever = None
+    for _ in range(args.index_reps):
+        retriever = None
+        gc.collect()
+        r = new_retriever()
+        t0 = time.perf_counter()
+        corpus_tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+        t1 = time.perf_counter()
+        r.index(corpus_tokens, show_progress=False)
+        t2 = time.perf_counter()
+        del corpus_tokens
+        index_times.append(t2 - t0)
+        tok_times.append(t1 - t0)
+        retriever = r
+    out["index_s"] = index_times
+    out["index_tokenize_s"] = tok_times
+    out["index_mb_s"] = text_mb / median(index_times)
+
+    def query_once(return_ids):
+        t0 = time.perf_counter()
+        q_tokens = bm25s.tokenize(qtexts, stopwords="en", stemmer=stemmer,
+                                  return_ids=return_ids, show_progress=False)
+        docs, scores = retriever.retrieve(q_tokens, k=10, n_threads=1,
+                                          backend_selection="numba", show_progress=False)
+        t1 = time.perf_counter()
+        return t1 - t0, docs, scores
+
+    # warm up numba JIT (and caches) with a few queries, both code paths
+    for rid in (False, True):
+        q_tokens = bm25s.tokenize(qtexts[:64], stopwords="en", stemmer=stemmer,
+                                  return_ids=rid, show_progress=False)
+        retriever.retrieve(q_tokens, k=10, n_threads=1, backend_selection="numba",
+                           show_progress=False)
+
+    variants = {}
+    docs = scores = None
+    for rid in (False, True):
+        ts = []
+        for _ in range(args.query_reps):
+            dt, docs_v, scores_v = query_once(rid)
+            ts.append(dt)
+        variants["return_ids=%s" % rid] = {"query_s": ts, "qps": len(qtexts) / median(ts)}
+        if docs is None:
+            docs, scores = docs_v, scores_v
+    best = max(variants, key=lambda k: variants[k]["qps"])
+    out["query_variants"] = variants
+    out["query_variant_used"] = best
+    out["qps"] = variants[best]["qps"]
+
+    # sanity check (untimed): queries with no scoring term get score 0 everywhere
+    top1 = [ids[int(d[0])] if s[0] > 0 else None for d, s in zip(docs, scores)]
+    out["top1_own"] = top1_own(qids, top1)
+    out["queries_without_results"] = sum(1 for t in top1 if t is None)
+    return out
+
+
+# --------------------------------------------------------------------------- PISA
+def run_pisa(args, ids, texts, qids, qtexts, text_mb):
+    import pandas as pd
+    import pyterrier as pt
+    import pyterrier_pisa
+    from pyterrier_pisa import PisaIndex, PisaRetrieve
+
+    out = {
+        "engine": "pisa",
+        "versions": {"pyterrier-pisa": pyterrier_pisa.__version__, "pyterrier": pt.__version__,
+                     "pandas": pd.__version__},
+        "index_threads": "threads=1 (default) -> PISA forward index/inversion with threads+1 = 2 TBB workers",
+        "query_algorithm": "block_max_maxscore",
+        "index_encoding": "block_simdbp",
+    }
+    path = os.path.join(args.workdir, "pisa-index")
+
+    def docs_iter():
+        for i, t in zip(ids, texts):
+            yield {"docno": i, "text": t}
+
+    idx_times, prep_times = [], []
+    index = None
+    for _ in range(args.index_reps):
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        gc.collect()
+        index = PisaIndex(path, text_field="text", stemmer="porter2", stops="terrier", threads=1)
+        t0 = time.perf_counter()
+        index.index(docs_iter())
+        t1 = time.perf_counter()
+        # first retriever construction builds the bmw data and compresses the index
+        PisaRetrieve(index, scorer="bm25", bm25_k1=1.2, bm25_b=0.75, num_results=10, threads=1,
+                     query_algorithm="block_max_maxscore")
+        t2 = time.perf_counter()
+        idx_times.append(t1 - t0)
+        prep_times.append(t2 - t1)
+    out["index_s"] = idx_times
+    out["compress_s"] = prep_times
+    out["index_total_s"] = [a + b for a, b in zip(idx_times, prep_times)]
+    out["index_mb_s"] = text_mb / median(out["index_total_s"])
+    out["index_only_mb_s"] = text_mb / median(idx_times)
+
+    topics = pd.DataFrame({"qid": qids, "query": qtexts})
+    out["stop_variants"] = {}
+    for stops in ("terrier", "lucene"):
+        retr = PisaRetrieve(index, scorer="bm25", bm25_k1=1.2, bm25_b=0.75, num_results=10,
+                            threads=1, stops=stops, query_algorithm="block_max_maxscore")
+        retr.transform(topics.iloc[:64])  # warm-up (page cache, context)
+        ts = []
+        res = None
+        for _ in range(args.query_reps):
+            t0 = time.perf_counter()
+            res = retr.transform(topics)
+            t1 = time.perf_counter()
+            ts.append(t1 - t0)
+        first = res[res["rank"] == 0]
+        top1 = dict(zip(first["qid"], first["docno"]))
+        top1_list = [top1.get(q) for q in qids]
+        out["stop_variants"][stops] = {
+            "query_s": ts, "qps": len(qtexts) / median(ts),
+            "top1_own": top1_own(qids, top1_list),
+            "queries_without_results": sum(1 for t in top1_list if t is None),
+        }
+    out["qps"] = out["stop_variants"]["terrier"]["qps"]
+    out["top1_own"] = out["stop_variants"]["terrier"]["top1_own"]
+    out["queries_without_results"] = out["stop_variants"]["terrier"]["queries_without_results"]
+    out["qps_lucene_stops"] = out["stop_variants"]["lucene"]["qps"]
+    out["index_disk_mb"] = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)
+                               if os.path.isfile(os.path.join(path, f))) / 1e6
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--engine", required=True, choices=["bm25s", "pisa"])
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--queries", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--json-out", required=True)
+    ap.add_argument("--index-reps", type=int, default=1)
+    ap.add_argument("--query-reps", type=int, default=3)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+
+    t0 = time.perf_counter()
+    ids, texts = read_corpus(args.corpus)
+    qids, qtexts = read_queries(args.queries)
+    text_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    text_mb = text_bytes / 1e6
+    load_s = time.perf_counter() - t0
+
+    if args.engine == "bm25s":
+        out = run_bm25s(args, ids, texts, qids, qtexts, text_mb)
+    else:
+        out = run_pisa(args, ids, texts, qids, qtexts, text_mb)
+    out.update({"docs": len(ids), "queries": len(qids), "text_bytes": text_bytes,
+                "corpus_load_s_untimed": load_s, "python": sys.version.split()[0]})
+    with open(args.json_out, "w") as f:
+        json.dump(out, f, indent=1)
+    print(json.dumps({k: out[k] for k in ("engine", "docs", "index_mb_s", "qps", "top1_own")}))
+
+
+if __name__ == "__main__":
+    main()
