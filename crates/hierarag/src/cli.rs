@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     long_about = "HieraRAG builds a hierarchical synthetic QA benchmark from your corpus, runs a \
 RAG pipeline on it, scores every answer and tells you which question dimension and which \
 granularity reveal the most about your system.\n\nThis release covers the first stages: corpus \
-ingestion, 512-word chunking, a BM25 index, search, batch retrieval and retrieval metrics with \
-trec_eval semantics.",
+ingestion, 512-word chunking, a BM25 index, search, batch retrieval, retrieval metrics with \
+trec_eval semantics, and question taxonomies (TOML, validation, DataMorgana configurations).",
     after_help = "Exit codes: 0 success; 1 bad input (a file, an option, a corpus record); \
 2 internal error.\nLogs go to stderr and honour RUST_LOG; data goes to stdout.\n\
 Assets are stored under $HIERARAG_HOME (default ~/.cache/hierarag)."
@@ -54,6 +54,69 @@ pub enum Command {
     /// Sample data: `data fetch wiki-sample`.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Question taxonomies: show, validate, write the default, export for DataMorgana.
+    #[command(subcommand)]
+    Taxonomy(TaxonomyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TaxonomyCommand {
+    /// Print a taxonomy as a tree: dimensions, levels, categories under their parents, personas.
+    Show(TaxonomyShowArgs),
+    /// Check a taxonomy file and list every problem (file, dimension, category).
+    Validate(TaxonomyFileArg),
+    /// Write the built-in default taxonomy (TOML) to stdout, to edit: `taxonomy init > my.toml`.
+    Init,
+    /// Write a taxonomy in another tool's format.
+    Export(TaxonomyExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TaxonomyFileArg {
+    /// A taxonomy TOML file, or a DataMorgana configuration (.json).
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct TaxonomyShowArgs {
+    /// A taxonomy TOML file or DataMorgana .json; the built-in default when not given.
+    #[arg(long)]
+    pub file: Option<PathBuf>,
+    /// Show one dimension only (its key, e.g. `qc`).
+    #[arg(long)]
+    pub dimension: Option<String>,
+    /// Print the category descriptions too.
+    #[arg(long)]
+    pub descriptions: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    /// DataMorgana configuration JSON (question_categorizations / user_categorizations).
+    Datamorgana,
+    /// HieraRAG taxonomy TOML.
+    Toml,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GranularityArg {
+    Coarse,
+    Medium,
+    Fine,
+}
+
+#[derive(Debug, Args)]
+pub struct TaxonomyExportArgs {
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// A taxonomy TOML file or DataMorgana .json; the built-in default when not given.
+    #[arg(long)]
+    pub file: Option<PathBuf>,
+    /// DataMorgana categorizations are flat: export this level of each dimension (a dimension
+    /// without it contributes its coarse level).
+    #[arg(long, value_enum, default_value_t = GranularityArg::Coarse)]
+    pub granularity: GranularityArg,
 }
 
 /// Where the corpus comes from and how to read it.

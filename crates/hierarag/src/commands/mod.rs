@@ -6,6 +6,7 @@ mod index;
 mod quickstart;
 mod retrieve;
 mod search;
+mod taxonomy;
 
 use std::process::ExitCode;
 
@@ -20,5 +21,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Retrieve(args) => retrieve::run(&args, quiet),
         Command::Eval(EvalCommand::Retrieval(args)) => eval::run(&args),
         Command::Data(DataCommand::Fetch(args)) => data::run(&args, quiet),
+        Command::Taxonomy(command) => taxonomy::run(&command),
     }
 }
