@@ -29,3 +29,4 @@ mod textdir;
 pub use chunk::{ChunkParams, ChunkParamsError, TextChunk, chunk_id, chunks, split_chunk_id};
 pub use error::{CorpusError, Location, Position};
 pub use reader::{CorpusFormat, CorpusSpec, Document, Documents, OnError, ReadSummary, Skipped};
+pub use textdir::is_text_document;

@@ -23,7 +23,7 @@ pub(crate) fn open(root: &Arc<Path>) -> Result<RawRecords, CorpusError> {
                     source: e.into(),
                 }))
             }
-            Ok(entry) if entry.file_type().is_file() && is_text_file(entry.path()) => {
+            Ok(entry) if entry.file_type().is_file() && is_text_document(entry.path()) => {
                 Some(read_document(&root, entry.path()))
             }
             Ok(_) => None,
@@ -31,7 +31,9 @@ pub(crate) fn open(root: &Arc<Path>) -> Result<RawRecords, CorpusError> {
     Ok(Box::new(walker))
 }
 
-fn is_text_file(path: &Path) -> bool {
+/// Whether a directory corpus reads this file as a document: a `.txt` or `.md` extension, in
+/// any case. The index fingerprints a directory with the same rule.
+pub fn is_text_document(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("txt") || e.eq_ignore_ascii_case("md"))

@@ -183,11 +183,7 @@ fn hash_dir(root: &Path) -> Result<(u64, String), IndexError> {
             source: e.into(),
         })?;
         let path = entry.path();
-        let is_text = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("txt") || e.eq_ignore_ascii_case("md"));
-        if entry.file_type().is_file() && is_text {
+        if entry.file_type().is_file() && hierarag_corpus::is_text_document(path) {
             let (n, sha) = hash_file(path)?;
             bytes += n;
             let rel = path.strip_prefix(root).unwrap_or(path);

@@ -1,6 +1,6 @@
 //! `hierarag quickstart`: the Wikipedia sample end to end through every stage built so far.
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -105,20 +105,7 @@ pub fn run(args: &QuickstartArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Every article's title as a query whose id is the article's id.
 fn title_queries(corpus: &std::path::Path) -> anyhow::Result<Vec<Query>> {
-    let file = std::fs::File::open(corpus)?;
-    let mut queries = Vec::new();
-    for (n, line) in BufReader::new(file).lines().enumerate() {
-        let record: serde_json::Value = serde_json::from_str(&line?)?;
-        let location = format!("{} line {}", corpus.display(), n + 1);
-        let (Some(id), Some(title)) = (record["id"].as_str(), record["title"].as_str()) else {
-            anyhow::bail!("{}: a line without id or title", corpus.display());
-        };
-        queries.push(Query {
-            id: id.to_string(),
-            text: title.to_string(),
-            location,
-        });
-    }
-    Ok(queries)
+    super::retrieve::read_queries(corpus, "id", "title")
 }
