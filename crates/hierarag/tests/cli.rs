@@ -762,6 +762,59 @@ fn index_fineweb_parquet_file_and_search_it() {
 }
 
 #[test]
+fn retrieve_and_eval_on_a_fineweb_parquet_index() {
+    let sandbox = Sandbox::new();
+    let shard = sandbox.path("fineweb/000_00000.parquet");
+    std::fs::create_dir_all(shard.parent().unwrap()).unwrap();
+    write_fineweb_parquet(&shard, SHARD_0);
+    let out = sandbox.path("index");
+    ok(sandbox
+        .cmd()
+        .args(["index", "--corpus"])
+        .arg(&shard)
+        .arg("--out")
+        .arg(&out));
+    // FineWeb ids (`<urn:uuid:…>`) have no whitespace, so they go into TREC files as they are.
+    let queries = sandbox.write(
+        "queries.jsonl",
+        "{\"id\":\"skillet\",\"query\":\"How do I season a cast iron skillet?\"}\n\
+         {\"id\":\"chain\",\"query\":\"What lubricant should a bicycle chain get?\"}\n",
+    );
+    let qrels = sandbox.write(
+        "qrels.txt",
+        &format!(
+            "skillet 0 {} 1\nchain 0 {} 1\n",
+            SHARD_0[0].id, SHARD_0[1].id
+        ),
+    );
+    let run = sandbox.path("run.trec");
+    ok(sandbox
+        .cmd()
+        .args(["retrieve", "--index"])
+        .arg(&out)
+        .arg("--queries")
+        .arg(&queries)
+        .arg("--out")
+        .arg(&run));
+    let (stdout, _) = ok(sandbox
+        .cmd()
+        .args(["eval", "retrieval", "--json", "--qrels"])
+        .arg(&qrels)
+        .arg("--run")
+        .arg(&run));
+    let evaluation: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // Each question's own page ranks first: every measure is 1 for both queries.
+    for measure in ["ap", "ndcg_cut_10", "recall_10", "recip_rank"] {
+        assert_eq!(
+            evaluation["mean"][measure],
+            json!(1.0),
+            "{measure}: {stdout}"
+        );
+    }
+    assert_eq!(evaluation["n_queries"], json!(2));
+}
+
+#[test]
 fn index_a_glob_of_two_parquet_shards() {
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.path("fineweb")).unwrap();
