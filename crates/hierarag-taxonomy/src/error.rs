@@ -180,3 +180,21 @@ impl From<TaxonomyError> for TaxonomyErrors {
         TaxonomyErrors(vec![error])
     }
 }
+
+/// A dimension key asked for (e.g. to draw) that the taxonomy does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no dimension `{key}`; {}", available_keys(.available))]
+pub struct UnknownDimension {
+    /// The key asked for.
+    pub key: String,
+    /// The keys the taxonomy has, in taxonomy order.
+    pub available: Vec<String>,
+}
+
+fn available_keys(available: &[String]) -> String {
+    if available.is_empty() {
+        return "the taxonomy has no dimensions".to_string();
+    }
+    let keys: Vec<String> = available.iter().map(|key| format!("`{key}`")).collect();
+    format!("the taxonomy has: {}", keys.join(", "))
+}

@@ -8,6 +8,8 @@
 //! TOML ([`Taxonomy::from_toml_str`], [`Taxonomy::to_toml_string`]) and DataMorgana configuration
 //! JSON ([`Taxonomy::from_datamorgana_json`], [`Taxonomy::to_datamorgana_json`]). The paper's
 //! taxonomy is built in ([`Taxonomy::default_taxonomy`], [`DEFAULT_TAXONOMY_TOML`]).
+//! [`Taxonomy::to_svg`] draws the hierarchy of chosen dimensions as an SVG figure
+//! ([`SvgOptions`]; an unknown key is an [`UnknownDimension`]).
 //!
 //! This crate is pure: it does no I/O; callers read files and pass their text and name.
 //!
@@ -39,12 +41,14 @@
 mod datamorgana;
 mod default;
 mod error;
+mod figure;
 mod model;
 mod toml_format;
 mod validate;
 
 pub use default::DEFAULT_TAXONOMY_TOML;
-pub use error::{TaxonomyError, TaxonomyErrors};
+pub use error::{TaxonomyError, TaxonomyErrors, UnknownDimension};
+pub use figure::SvgOptions;
 pub use model::{
     Category, Dimension, Granularity, Level, Persona, Split, Taxonomy, UserCategorization,
 };

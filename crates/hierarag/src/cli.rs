@@ -13,7 +13,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 RAG pipeline on it, scores every answer and tells you which question dimension and which \
 granularity reveal the most about your system.\n\nThis release covers the first stages: corpus \
 ingestion, 512-word chunking, a BM25 index, search, batch retrieval, retrieval metrics with \
-trec_eval semantics, and question taxonomies (TOML, validation, DataMorgana configurations).",
+trec_eval semantics, question taxonomies (TOML, validation, SVG, DataMorgana configurations) \
+and experiment plans (`hierarag plan`).",
     after_help = "Exit codes: 0 success; 1 bad input (a file, an option, a corpus record); \
 2 internal error.\nLogs go to stderr and honour RUST_LOG; data goes to stdout.\n\
 Assets are stored under $HIERARAG_HOME (default ~/.cache/hierarag)."
@@ -54,9 +55,101 @@ pub enum Command {
     /// Sample data: `data fetch wiki-sample`.
     #[command(subcommand)]
     Data(DataCommand),
-    /// Question taxonomies: show, validate, write the default, export for DataMorgana.
+    /// Question taxonomies: show, validate, write the default, draw, export for DataMorgana.
     #[command(subcommand)]
     Taxonomy(TaxonomyCommand),
+    /// Turn a design (rq1, rq2, rq3, custom) into plan.jsonl: which question to generate from
+    /// which document.
+    ///
+    /// Each line is one item: item_id, design, set, doc_ids, categories
+    /// ([{dimension, level, category}]), persona and a per-item seed. Categories are balanced
+    /// within one per set, personas follow their probabilities within each cell, documents are
+    /// sampled uniformly at random in one streaming pass over the corpus. The same inputs and
+    /// seed give the same file byte for byte.
+    #[command(after_help = r#"Designs (the paper's):
+  rq1     coarse level of every dimension, --per-dimension items each (paper: 4 × 400)
+  rq2     every level of qc, at, lv as separate sets, --per-level items each
+          (paper: coarse=333,medium=333,fine=446)
+  rq3     full factorial of the coarse categories of --factors (paper: lv × qc, 250 a cell)
+  custom  the [[design.cell]] list of --config run.toml:
+
+    [design]
+    kind = "custom"
+    [[design.cell]]
+    categories = { lv = "distant", qc = "multi_hop_reasoning" }
+    persona = "novice"   # optional
+    count = 120
+
+Options on the command line override the [design] table of --config."#)]
+    Plan(PlanArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DesignArg {
+    /// Coarse level of every dimension, N per dimension.
+    Rq1,
+    /// Every level of every hierarchical dimension, N per (dimension, level).
+    Rq2,
+    /// Full factorial of two dimensions' coarse categories, N per cell.
+    Rq3,
+    /// Cells and counts from the [design] table of --config.
+    Custom,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The design; may come from `kind` in the [design] table of --config instead.
+    #[arg(long, value_enum)]
+    pub design: Option<DesignArg>,
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// A taxonomy TOML file or DataMorgana .json; the built-in default when not given.
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    /// A run config (TOML) whose [design] table gives the design, its counts or its cells.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Seed for every random choice (category balance, personas, documents, item seeds).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// rq1: items per dimension [default: 400].
+    #[arg(long, value_name = "N")]
+    pub per_dimension: Option<usize>,
+    /// rq2: items per (dimension, level): one number, or coarse=N,medium=N,fine=N
+    /// [default: coarse=333,medium=333,fine=446].
+    #[arg(long, value_name = "N|LEVEL=N,…")]
+    pub per_level: Option<hierarag_plan::PerLevel>,
+    /// rq3: items per cell [default: 250].
+    #[arg(long, value_name = "N")]
+    pub per_cell: Option<usize>,
+    /// rq1/rq2: only these dimensions (keys, comma-separated), in this order.
+    #[arg(long, value_delimiter = ',', value_name = "KEY,…")]
+    pub dimensions: Vec<String>,
+    /// rq3: the dimensions to cross [default: lv,qc].
+    #[arg(long, value_delimiter = ',', value_name = "KEY,…")]
+    pub factors: Vec<String>,
+    /// Use only documents of at least this many words.
+    #[arg(long, value_name = "WORDS")]
+    pub min_words: Option<usize>,
+    /// Use only documents of at most this many words.
+    #[arg(long, value_name = "WORDS")]
+    pub max_words: Option<usize>,
+    /// The plan file to write.
+    #[arg(long, value_name = "FILE", required_unless_present = "dry_run")]
+    pub out: Option<PathBuf>,
+    /// Replace --out when it holds a different plan (an identical one is left as it is).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Print the counts per set, category and persona, the documents used, and the LLM calls
+    /// and tokens the plan implies; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// For the estimate: candidates asked for in each generation call.
+    #[arg(long, default_value_t = 3, value_name = "K")]
+    pub candidates: usize,
+    /// For the estimate: generation without the filtering call.
+    #[arg(long)]
+    pub no_filter: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -69,6 +162,26 @@ pub enum TaxonomyCommand {
     Init,
     /// Write a taxonomy in another tool's format.
     Export(TaxonomyExportArgs),
+    /// Draw the hierarchy as an SVG figure (the paper's Figure 1): one panel per dimension,
+    /// coarse → medium → fine from left to right, each category linked to its parent.
+    Svg(TaxonomySvgArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TaxonomySvgArgs {
+    /// A taxonomy TOML file or DataMorgana .json; the built-in default when not given.
+    #[arg(long)]
+    pub file: Option<PathBuf>,
+    /// Draw only these dimensions (keys, comma-separated), in this order; the paper's figure
+    /// is `--dimensions qc,at,lv`.
+    #[arg(long, value_delimiter = ',', value_name = "KEY,…")]
+    pub dimensions: Vec<String>,
+    /// Add each category's description as a tooltip.
+    #[arg(long)]
+    pub descriptions: bool,
+    /// Write the figure to this file instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -11,7 +11,20 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // --help and --version print and succeed; a bad option is bad input (exit 1, as
+            // documented), not clap's default 2, which we keep for internal errors.
+            let code = if error.use_stderr() {
+                output::EXIT_BAD_INPUT
+            } else {
+                0
+            };
+            error.print().ok();
+            return ExitCode::from(code);
+        }
+    };
     output::init_logging(cli.global.quiet, cli.global.verbose);
     match commands::run(cli) {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 mod data;
 mod eval;
 mod index;
+mod plan;
 mod quickstart;
 mod retrieve;
 mod search;
@@ -22,5 +23,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(EvalCommand::Retrieval(args)) => eval::run(&args),
         Command::Data(DataCommand::Fetch(args)) => data::run(&args, quiet),
         Command::Taxonomy(command) => taxonomy::run(&command),
+        Command::Plan(args) => plan::run(&args, quiet),
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use hierarag_taxonomy::{DEFAULT_TAXONOMY_TOML, Dimension, Granularity, Taxonomy};
+use hierarag_taxonomy::{DEFAULT_TAXONOMY_TOML, Dimension, Granularity, SvgOptions, Taxonomy};
 
 use crate::cli::{ExportFormat, GranularityArg, TaxonomyCommand};
 
@@ -73,6 +73,18 @@ pub fn run(command: &TaxonomyCommand) -> anyhow::Result<ExitCode> {
                         }
                     }
                 }
+            }
+        }
+        TaxonomyCommand::Svg(args) => {
+            let taxonomy = load(args.file.as_deref())?;
+            let svg = taxonomy.to_svg(&SvgOptions {
+                dimensions: args.dimensions.clone(),
+                tooltips: args.descriptions,
+            })?;
+            match &args.out {
+                Some(path) => std::fs::write(path, svg)
+                    .with_context(|| format!("writing {}", path.display()))?,
+                None => out.write_all(svg.as_bytes())?,
             }
         }
         TaxonomyCommand::Export(args) => {
