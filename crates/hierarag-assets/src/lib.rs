@@ -39,7 +39,11 @@ mod wiki;
 
 pub use error::AssetError;
 pub use pip::{PYTHON_ENV, python_from_env};
-pub use spec::{ASSETS, AssetSpec, WIKI_SAMPLE, WIKI_SUMMARIES_MEMBER, find_asset};
+pub use spec::{
+    ASSETS, AssetKind, AssetSpec, MINILM, MINILM_CONFIG_MEMBER, MINILM_TOKENIZER_MEMBER,
+    MINILM_WEIGHTS_MEMBER, SMOLLM2, SMOLLM2_GGUF_MEMBER, WIKI_SAMPLE, WIKI_SUMMARIES_MEMBER,
+    find_asset,
+};
 pub use store::{AssetState, HOME_ENV, Store, VERIFIED_MARKER, WheelSource};
 pub use wiki::{
     TopicCount, WikiSampleSummary, convert_wiki_summaries, ensure_wiki_sample,

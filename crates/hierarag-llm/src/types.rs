@@ -1,0 +1,153 @@
+//! Requests, responses and the backend traits every LLM and embedding backend implements.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A boxed future, so that backends can sit behind `dyn` and be chosen at run time.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Who speaks a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A JSON schema the reply must follow (structured output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonSchema {
+    /// A short name, as OpenAI's `response_format.json_schema.name` wants.
+    pub name: String,
+    pub schema: serde_json::Value,
+}
+
+/// One chat-completion request. Every field takes part in the cache key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+    /// 0 means greedy.
+    pub temperature: f32,
+    pub top_p: Option<f32>,
+    pub max_tokens: u32,
+    /// Sampling seed, passed to servers that accept one; the embedded model always uses it.
+    pub seed: Option<u64>,
+    pub stop: Vec<String>,
+    /// Structured output; backends without support send the request plain and the caller
+    /// parses tolerantly.
+    pub json_schema: Option<JsonSchema>,
+}
+
+impl ChatRequest {
+    /// A request with the given messages, temperature 0, 512 tokens, no seed, no stop, no schema.
+    pub fn new(messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            messages,
+            temperature: 0.0,
+            top_p: None,
+            max_tokens: 512,
+            seed: None,
+            stop: Vec::new(),
+            json_schema: None,
+        }
+    }
+}
+
+/// Tokens and time one call cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Wall time of the successful attempt, in milliseconds.
+    pub latency_ms: f64,
+}
+
+/// The reply to a chat request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub text: String,
+    /// `stop`, `length`, … as the backend reports it.
+    pub finish_reason: Option<String>,
+    pub usage: Usage,
+}
+
+/// Why one attempt failed, and whether trying again can help.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
+    /// 429, 5xx, a timeout, a dropped connection, a truncated or unparsable body.
+    Retryable {
+        reason: String,
+        /// The server's `Retry-After`, when it sent one.
+        retry_after: Option<Duration>,
+    },
+    /// Any other 4xx (with the server's message), a bad configuration, a broken local model.
+    Fatal { reason: String },
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Retryable { reason, .. } | CallError::Fatal { reason } => {
+                f.write_str(reason)
+            }
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// A chat model: one endpoint of a server, or an in-process model.
+pub trait ChatBackend: Send + Sync + fmt::Debug {
+    /// `openai`, `anthropic` or `embedded`; part of the cache key.
+    fn backend(&self) -> &str;
+    /// The model identifier; part of the cache key.
+    fn model(&self) -> &str;
+    /// One attempt, no retries (the client around backends retries).
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<Completion, CallError>>;
+}
+
+/// A sentence-embedding model.
+pub trait EmbedBackend: Send + Sync + fmt::Debug {
+    fn backend(&self) -> &str;
+    fn model(&self) -> &str;
+    /// One attempt: one vector per text, in order.
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, CallError>>;
+}

@@ -1,0 +1,1 @@
+//! SmolLM2-135M-Instruct (GGUF) chat on candle.
