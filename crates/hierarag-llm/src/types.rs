@@ -137,6 +137,10 @@ pub trait ChatBackend: Send + Sync + fmt::Debug {
     fn backend(&self) -> &str;
     /// The model identifier; part of the cache key.
     fn model(&self) -> &str;
+    /// Where requests go (a base URL), for logs and errors; `in-process` for a local model.
+    fn endpoint(&self) -> &str {
+        "in-process"
+    }
     /// One attempt, no retries (the client around backends retries).
     fn complete<'a>(
         &'a self,
@@ -146,8 +150,14 @@ pub trait ChatBackend: Send + Sync + fmt::Debug {
 
 /// A sentence-embedding model.
 pub trait EmbedBackend: Send + Sync + fmt::Debug {
+    /// `openai` or `embedded`; part of the cache key.
     fn backend(&self) -> &str;
+    /// The model identifier; part of the cache key.
     fn model(&self) -> &str;
+    /// Where requests go (a base URL), for logs and errors; `in-process` for a local model.
+    fn endpoint(&self) -> &str {
+        "in-process"
+    }
     /// One attempt: one vector per text, in order.
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, CallError>>;
 }

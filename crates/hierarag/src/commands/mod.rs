@@ -3,6 +3,7 @@
 mod data;
 mod eval;
 mod index;
+mod llm;
 mod models;
 mod plan;
 mod quickstart;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(EvalCommand::Retrieval(args)) => eval::run(&args),
         Command::Data(DataCommand::Fetch(args)) => data::run(&args, quiet),
         Command::Models(command) => models::run(&command, quiet),
+        Command::Llm(command) => llm::run(&command, quiet),
         Command::Taxonomy(command) => taxonomy::run(&command),
         Command::Plan(args) => plan::run(&args, quiet),
     }

@@ -1,0 +1,187 @@
+//! [`ChatClient`]: chat completion through any [`ChatBackend`]s, with the cache in front and the
+//! shared attempt loop behind.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::anthropic::AnthropicChat;
+use crate::cache::{ResponseCache, chat_cache_key};
+use crate::config::{ChatBackendKind, ClientSettings, LlmConfig};
+use crate::dispatch::Dispatcher;
+use crate::endpoints::EndpointPool;
+use crate::error::{ConfigError, LlmError};
+use crate::http::http_client;
+use crate::openai::OpenAiChat;
+use crate::types::{ChatBackend, ChatRequest, Completion};
+use crate::usage::UsageSummary;
+
+/// A chat completion and how it was obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// On a cache hit: the stored text, finish reason and usage of the original call.
+    pub completion: Completion,
+    /// Answered from the response cache, with no call.
+    pub cached: bool,
+    /// Attempts made (0 on a cache hit).
+    pub attempts: u32,
+}
+
+/// Chat completion with a concurrency limit, endpoint balancing, timeouts, retries, a response
+/// cache and usage accounting. Cheap to share: wrap it in an `Arc` and call it from many tasks.
+#[derive(Debug)]
+pub struct ChatClient {
+    dispatcher: Dispatcher<dyn ChatBackend>,
+    cache: Option<ResponseCache>,
+}
+
+impl ChatClient {
+    /// A client over `backends`, endpoints of one backend kind and model (e.g. the in-process
+    /// model from `hierarag-models`, or several servers). Opens the cache if `settings` names
+    /// one.
+    pub fn new(
+        backends: Vec<Arc<dyn ChatBackend>>,
+        settings: &ClientSettings,
+    ) -> Result<ChatClient, LlmError> {
+        let (backend, model) = same_model(backends.iter().map(|b| (b.backend(), b.model())))?;
+        let cache = settings
+            .cache
+            .as_deref()
+            .map(ResponseCache::open)
+            .transpose()?;
+        Ok(ChatClient {
+            dispatcher: Dispatcher::new(EndpointPool::new(backends), settings, &backend, &model),
+            cache,
+        })
+    }
+
+    /// A client for an `openai` or `anthropic` `[llm]` table: one backend per base URL, the API
+    /// key from its environment variable, the cache path resolved against `run_dir`. For
+    /// `embedded`, build the model and call [`ChatClient::new`] with `config.settings(run_dir)`.
+    pub fn from_config(config: &LlmConfig, run_dir: &Path) -> Result<ChatClient, LlmError> {
+        config.validate("[llm]")?;
+        let api_key = config.api_key()?;
+        let http = http_client().map_err(|message| ConfigError::new("[llm]", "llm", message))?;
+        let backends: Vec<Arc<dyn ChatBackend>> = match config.backend {
+            ChatBackendKind::OpenAi => config
+                .base_urls
+                .iter()
+                .map(|url| {
+                    Arc::new(OpenAiChat::new(
+                        http.clone(),
+                        url,
+                        &config.model,
+                        api_key.clone(),
+                        config.structured_output,
+                    )) as Arc<dyn ChatBackend>
+                })
+                .collect(),
+            ChatBackendKind::Anthropic => config
+                .base_urls
+                .iter()
+                .map(|url| {
+                    Arc::new(AnthropicChat::new(
+                        http.clone(),
+                        url,
+                        &config.model,
+                        api_key.clone(),
+                    )) as Arc<dyn ChatBackend>
+                })
+                .collect(),
+            ChatBackendKind::Embedded => {
+                return Err(ConfigError::new(
+                    "[llm]",
+                    "llm.backend",
+                    "the embedded model is built by hierarag-models; pass it to ChatClient::new",
+                )
+                .into());
+            }
+        };
+        ChatClient::new(backends, &config.settings(run_dir))
+    }
+
+    /// `openai`, `anthropic`, `embedded`, …
+    pub fn backend(&self) -> &str {
+        self.dispatcher.pool.first().backend()
+    }
+
+    pub fn model(&self) -> &str {
+        self.dispatcher.pool.first().model()
+    }
+
+    /// The endpoints, in the order they were given.
+    pub fn endpoints(&self) -> Vec<String> {
+        let backends = self.dispatcher.pool.backends();
+        backends.iter().map(|b| b.endpoint().to_string()).collect()
+    }
+
+    /// Answers `request` from the cache, or calls a backend (retrying as configured) and
+    /// stores the reply. The reply's usage latency is the successful attempt's wall time.
+    pub async fn complete(&self, request: &ChatRequest) -> Result<Reply, LlmError> {
+        let usage = &self.dispatcher.usage;
+        usage.request();
+        let key = chat_cache_key(self.backend(), self.model(), request);
+        if let Some(cache) = &self.cache
+            && let Some(completion) = cache.get_completion(&key).await?
+        {
+            usage.cache_hit();
+            return Ok(Reply {
+                completion,
+                cached: true,
+                attempts: 0,
+            });
+        }
+        let (mut completion, stats) = self
+            .dispatcher
+            .call(
+                |backend| backend.endpoint().to_string(),
+                |backend| Box::pin(async move { backend.complete(request).await }),
+            )
+            .await?;
+        completion.usage.latency_ms = stats.elapsed.as_secs_f64() * 1000.0;
+        usage.tokens(
+            completion.usage.prompt_tokens,
+            completion.usage.completion_tokens,
+        );
+        if let Some(cache) = &self.cache {
+            cache
+                .put_completion(&key, self.backend(), self.model(), request, &completion)
+                .await?;
+        }
+        Ok(Reply {
+            completion,
+            cached: false,
+            attempts: stats.attempts,
+        })
+    }
+
+    /// Totals since the client was built.
+    pub fn usage(&self) -> UsageSummary {
+        self.dispatcher.usage.snapshot()
+    }
+}
+
+/// The (backend, model) all endpoints share; several models behind one client would make the
+/// cache key and the usage lie.
+pub(crate) fn same_model<'a>(
+    mut pairs: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Result<(String, String), ConfigError> {
+    let Some((backend, model)) = pairs.next() else {
+        return Err(ConfigError::new(
+            "client",
+            "backends",
+            "a client needs at least one backend",
+        ));
+    };
+    for (other_backend, other_model) in pairs {
+        if (other_backend, other_model) != (backend, model) {
+            return Err(ConfigError::new(
+                "client",
+                "backends",
+                format!(
+                    "all endpoints must serve one model: {backend} {model} and {other_backend} {other_model} differ"
+                ),
+            ));
+        }
+    }
+    Ok((backend.to_string(), model.to_string()))
+}

@@ -1,0 +1,92 @@
+//! The errors of the LLM layer.
+
+use std::path::PathBuf;
+
+/// Why a request to a client, or building one, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// A request failed for good: a fatal reply (e.g. HTTP 400), or every attempt failed.
+    #[error(
+        "{backend} model {model} at {endpoint}: {} after {attempts} attempt{}: {reason}",
+        if *gave_up { "gave up" } else { "failed" },
+        if *attempts == 1 { "" } else { "s" }
+    )]
+    Call {
+        backend: String,
+        model: String,
+        /// The endpoint of the last attempt.
+        endpoint: String,
+        attempts: u32,
+        /// True when every attempt failed in a retryable way; false when the last failure was
+        /// one that retrying cannot fix.
+        gave_up: bool,
+        /// The last attempt's reason, with the server's message when it sent one.
+        reason: String,
+    },
+    /// The response cache could not be opened, read or written.
+    #[error("response cache {}: {message}", path.display())]
+    Cache { path: PathBuf, message: String },
+    /// A configuration that cannot work: a bad value, a missing API key, endpoints that
+    /// disagree on the model.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// A bad `[llm]` or `[embeddings]` table, naming the file (or table) and the field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{source_name}: {field}: {message}")]
+pub struct ConfigError {
+    /// The config file, or `[llm]`/`[embeddings]` when the file is not known.
+    pub source_name: String,
+    /// e.g. `llm.base_urls`; for TOML syntax errors, where in the file.
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(
+        source_name: &str,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError {
+            source_name: source_name.to_string(),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_errors_say_backend_model_endpoint_attempts_and_reason() {
+        let error = LlmError::Call {
+            backend: "openai".into(),
+            model: "m".into(),
+            endpoint: "http://127.0.0.1:9/v1".into(),
+            attempts: 3,
+            gave_up: true,
+            reason: "HTTP 503 Service Unavailable: busy".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "openai model m at http://127.0.0.1:9/v1: gave up after 3 attempts: \
+             HTTP 503 Service Unavailable: busy"
+        );
+        let fatal = LlmError::Call {
+            backend: "anthropic".into(),
+            model: "c".into(),
+            endpoint: "e".into(),
+            attempts: 1,
+            gave_up: false,
+            reason: "HTTP 400 Bad Request: no".into(),
+        };
+        assert_eq!(
+            fatal.to_string(),
+            "anthropic model c at e: failed after 1 attempt: HTTP 400 Bad Request: no"
+        );
+    }
+}

@@ -1,0 +1,366 @@
+//! OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, …): `POST {base_url}/chat/completions`
+//! and `POST {base_url}/embeddings`, one endpoint per backend value.
+
+use std::fmt;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::http::post_json;
+use crate::types::{
+    BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, Usage,
+};
+
+/// Chat completions on one OpenAI-compatible endpoint.
+pub struct OpenAiChat {
+    client: reqwest::Client,
+    base_url: String,
+    url: String,
+    model: String,
+    api_key: Option<String>,
+    structured_output: bool,
+}
+
+impl OpenAiChat {
+    /// `base_url` ends before `/chat/completions`, e.g. `http://127.0.0.1:8080/v1`. With
+    /// `structured_output`, a request's JSON schema is sent as `response_format`; without it,
+    /// the request goes plain (for servers that reject `response_format`).
+    pub fn new(
+        client: reqwest::Client,
+        base_url: &str,
+        model: &str,
+        api_key: Option<String>,
+        structured_output: bool,
+    ) -> OpenAiChat {
+        let base_url = base_url.trim_end_matches('/').to_string();
+        OpenAiChat {
+            client,
+            url: format!("{base_url}/chat/completions"),
+            base_url,
+            model: model.to_string(),
+            api_key,
+            structured_output,
+        }
+    }
+
+    /// The JSON body of a request (public for tests and for logging what is sent).
+    pub fn request_body(&self, request: &ChatRequest) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "messages": request.messages,
+            "temperature": decimal(request.temperature),
+            "max_tokens": request.max_tokens,
+        });
+        if let Some(top_p) = request.top_p {
+            body["top_p"] = decimal(top_p);
+        }
+        if let Some(seed) = request.seed {
+            body["seed"] = json!(seed);
+        }
+        if !request.stop.is_empty() {
+            body["stop"] = json!(request.stop);
+        }
+        if let (Some(schema), true) = (&request.json_schema, self.structured_output) {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": schema.name, "schema": schema.schema, "strict": true},
+            });
+        }
+        body
+    }
+}
+
+/// Only the fields used; unknown ones are ignored.
+#[derive(Deserialize)]
+struct ChatResponse {
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<TokenUsage>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: ReplyMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ReplyMessage {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TokenUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+impl ChatBackend for OpenAiChat {
+    fn backend(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn endpoint(&self) -> &str {
+        &self.base_url
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<Completion, CallError>> {
+        Box::pin(async move {
+            let body = self.request_body(request);
+            let response: ChatResponse =
+                post_json(&self.client, &self.url, bearer(&self.api_key)?, &body).await?;
+            let Some(choice) = response.choices.into_iter().next() else {
+                return Err(CallError::Retryable {
+                    reason: format!("POST {}: the reply has no choices", self.url),
+                    retry_after: None,
+                });
+            };
+            let usage = response.usage.unwrap_or(TokenUsage {
+                prompt_tokens: 0,
+                completion_tokens: 0,
+            });
+            Ok(Completion {
+                text: choice.message.content.unwrap_or_default(),
+                finish_reason: choice.finish_reason,
+                usage: Usage {
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                    latency_ms: 0.0,
+                },
+            })
+        })
+    }
+}
+
+/// Sentence embeddings on one OpenAI-compatible endpoint.
+pub struct OpenAiEmbeddings {
+    client: reqwest::Client,
+    base_url: String,
+    url: String,
+    model: String,
+    api_key: Option<String>,
+}
+
+impl OpenAiEmbeddings {
+    /// `base_url` ends before `/embeddings`, e.g. `https://api.openai.com/v1`.
+    pub fn new(
+        client: reqwest::Client,
+        base_url: &str,
+        model: &str,
+        api_key: Option<String>,
+    ) -> OpenAiEmbeddings {
+        let base_url = base_url.trim_end_matches('/').to_string();
+        OpenAiEmbeddings {
+            client,
+            url: format!("{base_url}/embeddings"),
+            base_url,
+            model: model.to_string(),
+            api_key,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EmbeddingsRequest<'a> {
+    model: &'a str,
+    input: &'a [String],
+}
+
+#[derive(Deserialize)]
+struct EmbeddingsResponse {
+    data: Vec<EmbeddingItem>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingItem {
+    index: usize,
+    embedding: Vec<f32>,
+}
+
+impl EmbedBackend for OpenAiEmbeddings {
+    fn backend(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn endpoint(&self) -> &str {
+        &self.base_url
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, CallError>> {
+        Box::pin(async move {
+            let body = EmbeddingsRequest {
+                model: &self.model,
+                input: texts,
+            };
+            let response: EmbeddingsResponse =
+                post_json(&self.client, &self.url, bearer(&self.api_key)?, &body).await?;
+            in_input_order(response.data, texts.len()).map_err(|problem| CallError::Retryable {
+                reason: format!("POST {}: {problem}", self.url),
+                retry_after: None,
+            })
+        })
+    }
+}
+
+/// Orders `data[]` by `index`, which must cover `0..n` exactly once.
+fn in_input_order(mut items: Vec<EmbeddingItem>, n: usize) -> Result<Vec<Vec<f32>>, String> {
+    items.sort_by_key(|item| item.index);
+    let indices_ok = items.len() == n && items.iter().enumerate().all(|(i, item)| item.index == i);
+    if !indices_ok {
+        let indices: Vec<usize> = items.iter().map(|item| item.index).collect();
+        return Err(format!(
+            "expected embeddings with indices 0..{n}, got indices {indices:?}"
+        ));
+    }
+    Ok(items.into_iter().map(|item| item.embedding).collect())
+}
+
+/// An `f32` as the decimal it was written as (`0.7`, not `0.699999988079071`).
+pub(crate) fn decimal(value: f32) -> Value {
+    value
+        .to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
+fn bearer(api_key: &Option<String>) -> Result<HeaderMap, CallError> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = api_key {
+        let mut value =
+            HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| CallError::Fatal {
+                reason: "the API key contains characters not allowed in an HTTP header".into(),
+            })?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    Ok(headers)
+}
+
+impl fmt::Debug for OpenAiChat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiChat")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("structured_output", &self.structured_output)
+            .finish()
+    }
+}
+
+impl fmt::Debug for OpenAiEmbeddings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiEmbeddings")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{JsonSchema, Message};
+
+    fn backend(structured_output: bool) -> OpenAiChat {
+        OpenAiChat::new(
+            crate::http::http_client().unwrap(),
+            "http://127.0.0.1:1/v1/",
+            "m",
+            Some("sk-secret".into()),
+            structured_output,
+        )
+    }
+
+    #[test]
+    fn body_omits_unset_options_and_adds_the_schema_only_when_supported() {
+        let mut request = ChatRequest::new(vec![Message::user("hi")]);
+        let plain = backend(true).request_body(&request);
+        assert_eq!(
+            plain,
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                   "temperature": 0.0, "max_tokens": 512})
+        );
+        request.json_schema = Some(JsonSchema {
+            name: "answer".into(),
+            schema: json!({"type": "object"}),
+        });
+        assert!(
+            backend(false)
+                .request_body(&request)
+                .get("response_format")
+                .is_none()
+        );
+        assert_eq!(
+            backend(true).request_body(&request)["response_format"],
+            json!({"type": "json_schema",
+                   "json_schema": {"name": "answer", "schema": {"type": "object"}, "strict": true}})
+        );
+    }
+
+    #[test]
+    fn sampling_parameters_are_sent_as_written() {
+        let mut request = ChatRequest::new(vec![Message::user("hi")]);
+        request.temperature = 0.7;
+        request.top_p = Some(0.9);
+        request.seed = Some(42);
+        request.stop = vec!["\n\n".into()];
+        let body = backend(true).request_body(&request);
+        let text = body.to_string();
+        assert!(text.contains(r#""temperature":0.7,"#), "{text}");
+        assert!(text.contains(r#""top_p":0.9"#), "{text}");
+        assert_eq!(body["seed"], 42);
+        assert_eq!(body["stop"], json!(["\n\n"]));
+    }
+
+    #[test]
+    fn debug_never_shows_the_api_key() {
+        let shown = format!("{:?}", backend(true));
+        assert!(!shown.contains("sk-secret"), "{shown}");
+        assert!(
+            shown.contains("http://127.0.0.1:1/v1/chat/completions"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn embeddings_are_put_back_in_input_order() {
+        let items = vec![
+            EmbeddingItem {
+                index: 1,
+                embedding: vec![1.0],
+            },
+            EmbeddingItem {
+                index: 0,
+                embedding: vec![0.0],
+            },
+        ];
+        assert_eq!(
+            in_input_order(items, 2).unwrap(),
+            vec![vec![0.0], vec![1.0]]
+        );
+        let short = vec![EmbeddingItem {
+            index: 0,
+            embedding: vec![0.0],
+        }];
+        assert!(in_input_order(short, 2).unwrap_err().contains("0..2"));
+    }
+}
