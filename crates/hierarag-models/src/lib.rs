@@ -3,3 +3,5 @@
 
 pub mod minilm;
 pub mod smollm2;
+
+pub use minilm::{MiniLm, MiniLmError};

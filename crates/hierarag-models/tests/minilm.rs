@@ -140,22 +140,25 @@ fn batches_give_the_same_vectors_as_single_texts() {
 }
 
 #[test]
-fn batch_size_does_not_change_the_vectors() {
+fn batch_size_and_threads_do_not_change_the_vectors() {
     let Some(model) = model() else { return };
     let reference = reference();
     let texts = reference_texts(&reference);
     let default = model.embed(&texts).unwrap();
-    for batch_size in [1, 3, 7] {
-        let small = MiniLm::from_store(&Store::from_env().unwrap())
+    for (batch_size, threads) in [(1, 1), (3, 2), (7, 3)] {
+        let other = MiniLm::from_store(&Store::from_env().unwrap())
             .unwrap()
-            .with_batch_size(batch_size);
-        assert_eq!(small.batch_size(), batch_size);
-        let vectors = small.embed(&texts).unwrap();
+            .with_batch_size(batch_size)
+            .with_threads(threads)
+            .unwrap();
+        assert_eq!((other.batch_size(), other.threads()), (batch_size, threads));
+        let vectors = other.embed(&texts).unwrap();
         for ((text, a), b) in texts.iter().zip(&default).zip(&vectors) {
             let diff = max_abs_diff(a, b);
             assert!(
                 diff <= BATCH_TOLERANCE,
-                "{text:?}: batch size {batch_size} vs default: max abs diff {diff:.3e}"
+                "{text:?}: batch size {batch_size} on {threads} threads vs default: \
+                 max abs diff {diff:.3e}"
             );
         }
     }
@@ -301,48 +304,4 @@ fn empty_store_says_how_to_fetch_the_model() {
         message.contains("hierarag models fetch minilm"),
         "{message}"
     );
-}
-
-#[test]
-#[ignore = "temporary throughput probe"]
-fn zz_throughput_probe() {
-    let Some(model) = model() else { return };
-    let text = std::fs::read_to_string("/tmp/short.txt").unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    model.embed(&lines[..64]).unwrap();
-    for _ in 0..3 {
-        let start = std::time::Instant::now();
-        model.embed(&lines).unwrap();
-        let seconds = start.elapsed().as_secs_f64();
-        println!("candle {:.1} sentences/s", lines.len() as f64 / seconds);
-    }
-}
-
-#[test]
-#[ignore = "temporary gemm probe"]
-fn zz_gemm_probe() {
-    use candle_core::{Device, Tensor};
-    for (m, k, n) in [(416, 384, 384), (416, 384, 1536), (416, 1536, 384)] {
-        let a = Tensor::randn(0f32, 1.0, (m, k), &Device::Cpu).unwrap();
-        let b = Tensor::randn(0f32, 1.0, (k, n), &Device::Cpu).unwrap();
-        let bt = Tensor::randn(0f32, 1.0, (n, k), &Device::Cpu)
-            .unwrap()
-            .t()
-            .unwrap();
-        for (label, b) in [("rowmajor", &b), ("transposed", &bt)] {
-            for _ in 0..10 {
-                a.matmul(b).unwrap();
-            }
-            let start = std::time::Instant::now();
-            let reps = 200;
-            for _ in 0..reps {
-                a.matmul(b).unwrap();
-            }
-            let dt = start.elapsed().as_secs_f64() / reps as f64;
-            println!(
-                "{m} {k} {n} {label}: {:.1} GFLOP/s",
-                2.0 * (m * n * k) as f64 / dt / 1e9
-            );
-        }
-    }
 }

@@ -37,11 +37,7 @@ impl Threads {
         let narrow = (0..count)
             .map(|index| pool(1, format!("minilm-{index}")))
             .collect::<Result<Vec<_>, _>>()?;
-        let wide = if count == 1 {
-            pool(1, "minilm-wide".to_owned())?
-        } else {
-            pool(count, "minilm-wide".to_owned())?
-        };
+        let wide = pool(count, "minilm-wide".to_owned())?;
         Ok(Threads { narrow, wide })
     }
 
