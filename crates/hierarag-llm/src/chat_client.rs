@@ -119,9 +119,13 @@ impl ChatClient {
     pub async fn complete(&self, request: &ChatRequest) -> Result<Reply, LlmError> {
         let usage = &self.dispatcher.usage;
         usage.request();
-        let key = chat_cache_key(self.backend(), self.model(), request);
-        if let Some(cache) = &self.cache
-            && let Some(completion) = cache.get_completion(&key).await?
+        // Hashing the canonical request costs microseconds; without a cache there is no need.
+        let key = self
+            .cache
+            .as_ref()
+            .map(|_| chat_cache_key(self.backend(), self.model(), request));
+        if let (Some(cache), Some(key)) = (&self.cache, &key)
+            && let Some(completion) = cache.get_completion(key).await?
         {
             usage.cache_hit();
             return Ok(Reply {
@@ -142,9 +146,9 @@ impl ChatClient {
             completion.usage.prompt_tokens,
             completion.usage.completion_tokens,
         );
-        if let Some(cache) = &self.cache {
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
             cache
-                .put_completion(&key, self.backend(), self.model(), request, &completion)
+                .put_completion(key, self.backend(), self.model(), request, &completion)
                 .await?;
         }
         Ok(Reply {
