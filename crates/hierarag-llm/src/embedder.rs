@@ -98,9 +98,13 @@ impl Embedder {
     async fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         let usage = &self.dispatcher.usage;
         usage.request();
-        let key = embed_cache_key(self.backend(), self.model(), texts);
-        if let Some(cache) = &self.cache
-            && let Some(vectors) = cache.get_embeddings(&key).await?
+        // As in ChatClient: hash the batch only when there is a cache to look it up in.
+        let key = self
+            .cache
+            .as_ref()
+            .map(|_| embed_cache_key(self.backend(), self.model(), texts));
+        if let (Some(cache), Some(key)) = (&self.cache, &key)
+            && let Some(vectors) = cache.get_embeddings(key).await?
             && vectors.len() == texts.len()
         {
             usage.cache_hit();
@@ -119,9 +123,9 @@ impl Embedder {
                 },
             )
             .await?;
-        if let Some(cache) = &self.cache {
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
             cache
-                .put_embeddings(&key, self.backend(), self.model(), &vectors)
+                .put_embeddings(key, self.backend(), self.model(), &vectors)
                 .await?;
         }
         Ok(vectors)
