@@ -1,0 +1,88 @@
+//! The records the generation stage writes: `benchmark.jsonl` and `rejects.jsonl`.
+
+use std::collections::BTreeMap;
+
+use hierarag_plan::CategoryRef;
+use serde::{Deserialize, Serialize};
+
+use crate::parse::Verdict;
+
+/// One line of `benchmark.jsonl`: a question, its reference answer and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkRecord {
+    /// The plan item's id.
+    pub id: String,
+    pub question: String,
+    /// The reference answer.
+    pub answer: String,
+    /// The source document(s): the relevant documents for retrieval metrics.
+    pub doc_ids: Vec<String>,
+    /// The design and set of the plan item (`rq2`, `qc/medium`).
+    pub design: String,
+    pub set: String,
+    pub categories: Vec<CategoryRef>,
+    pub persona: BTreeMap<String, String>,
+    pub generator: ModelInfo,
+    /// Candidates the generator returned over every attempt.
+    pub candidates_considered: usize,
+    /// Generation calls made for this item (1 unless every candidate was rejected).
+    pub attempts: u32,
+    pub filter: FilterOutcome,
+}
+
+/// Which model did a job, with which parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub backend: String,
+    pub model: String,
+    pub params: serde_json::Value,
+}
+
+/// What the filter said of the chosen candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilterOutcome {
+    /// `false` when the filter was switched off (`--no-filter`).
+    pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelInfo>,
+    /// Candidates that passed (every check) out of those judged.
+    pub passed: usize,
+    pub judged: usize,
+    /// The chosen candidate's verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// Why a candidate (or a whole reply) was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectKind {
+    /// The reply could not be read as candidates, even after the repair message.
+    Unparseable,
+    /// The question or answer is empty, or the question repeats an earlier one.
+    Empty,
+    Duplicate,
+    /// The question mentions "the document", "the text", … (checked without the filter).
+    ReferencesDocument,
+    /// The filter's verdict was negative.
+    Filter,
+    /// The filter's reply could not be read.
+    FilterUnparseable,
+}
+
+/// One line of `rejects.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RejectRecord {
+    pub item_id: String,
+    /// The generation attempt (1-based).
+    pub attempt: u32,
+    /// The candidate's position in its reply (1-based); absent for a whole reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    pub kind: RejectKind,
+    pub reason: String,
+}
