@@ -104,12 +104,15 @@ impl<'a> Generator<'a> {
         let mut constraints = Vec::new();
         let mut multi_doc = false;
         for category in &item.categories {
-            let dimension = self.taxonomy.dimension(&category.dimension).ok_or_else(|| {
-                format!(
-                    "item {}: dimension {:?} is not in the taxonomy",
-                    item.item_id, category.dimension
-                )
-            })?;
+            let dimension = self
+                .taxonomy
+                .dimension(&category.dimension)
+                .ok_or_else(|| {
+                    format!(
+                        "item {}: dimension {:?} is not in the taxonomy",
+                        item.item_id, category.dimension
+                    )
+                })?;
             let (_, found) = dimension.category(&category.category).ok_or_else(|| {
                 format!(
                     "item {}: category {:?} is not in dimension {:?} of the taxonomy",
@@ -242,7 +245,10 @@ impl<'a> Generator<'a> {
                     let to_judge: Vec<Candidate> =
                         checked.iter().map(|&n| candidates[n].clone()).collect();
                     let filter_seed = request_seed(item.seed, &format!("filter/{attempt}"));
-                    match self.verdicts(filter, &spec, documents, &to_judge, filter_seed).await {
+                    match self
+                        .verdicts(filter, &spec, documents, &to_judge, filter_seed)
+                        .await
+                    {
                         Err(call) => {
                             outcome.failure = Some(format!("filter call failed: {call}"));
                             return outcome;

@@ -388,8 +388,8 @@ mod tests {
 
     #[test]
     fn drops_empty_pairs_and_explains_failure() {
-        let error = parse_candidates(r#"{"candidates":[{"question":" ","answer":"x"}]}"#)
-            .unwrap_err();
+        let error =
+            parse_candidates(r#"{"candidates":[{"question":" ","answer":"x"}]}"#).unwrap_err();
         assert!(error.contains("no question/answer pair"), "{error}");
         assert!(parse_candidates("").unwrap_err().contains("empty"));
         let error = parse_candidates("I cannot do that.").unwrap_err();

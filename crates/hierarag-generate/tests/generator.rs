@@ -47,9 +47,13 @@ impl ChatBackend for Scripted {
         } else {
             &self.generator
         };
-        let next = queue.lock().unwrap().pop_front().unwrap_or(Err(CallError::Fatal {
-            reason: "script exhausted".into(),
-        }));
+        let next = queue
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Err(CallError::Fatal {
+                reason: "script exhausted".into(),
+            }));
         Box::pin(async move {
             next.map(|text| Completion {
                 text,
