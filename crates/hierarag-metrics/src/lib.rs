@@ -1,4 +1,5 @@
-//! Retrieval metrics with exact trec_eval semantics: AP, nDCG@10, Recall@10 and reciprocal rank.
+//! Retrieval metrics with exact trec_eval semantics (AP, nDCG@10, Recall@10, reciprocal rank) and
+//! text metrics with the exact semantics of rouge-score and sacrebleu (ROUGE-1, BLEU).
 //!
 //! This crate scores a retrieval [`Run`] against relevance judgments ([`Qrels`]) and gives the
 //! same numbers as `trec_eval` 9 / `pytrec_eval` (checked against pytrec_eval to 1e-9 by
@@ -23,6 +24,15 @@
 //! - [`trec_order`] / [`trec_ranking`], the ranking order itself, and [`Run::write_trec`] /
 //!   [`format_run_line`] to write runs that other tools rank identically.
 //!
+//! It also scores a generated answer against its reference answer (DESIGN.md §7), porting the
+//! reference Python packages down to their tokenizers and floating-point order of operations
+//! (checked against them by `tests/text_oracle.rs` on 331 pairs of real and adversarial text):
+//! - [`rouge1`] → [`RougeScore`], equal to `rouge-score` 0.1.2 without stemming, with its
+//!   tokenizer [`rouge_tokenize`];
+//! - [`sentence_bleu`] and [`corpus_bleu`] → [`BleuScore`] (0–100), equal to `sacrebleu` 2.6.0
+//!   with its defaults (13a tokenizer [`tokenize_13a`], exp smoothing, effective order for
+//!   sentences only).
+//!
 //! # Example
 //!
 //! ```
@@ -41,6 +51,18 @@
 //! assert_eq!(evaluation.mean.ap, (0.5 + 0.0) / 2.0);
 //! # Ok::<(), hierarag_metrics::TrecFormatError>(())
 //! ```
+//!
+//! ```
+//! use hierarag_metrics::{rouge1, sentence_bleu};
+//!
+//! let reference = "The lighthouse was built in 1841.";
+//! let answer = "It was built in 1841.";
+//! // Tokens it, was, built, in, 1841 against the, lighthouse, was, built, in, 1841.
+//! let rouge = rouge1(reference, answer);
+//! assert_eq!((rouge.precision, rouge.recall), (4.0 / 5.0, 4.0 / 6.0));
+//! let bleu = sentence_bleu(answer, &[reference]);
+//! assert!(bleu.score > 40.0 && bleu.score < 100.0);
+//! ```
 
 mod error;
 mod evaluate;
@@ -48,6 +70,7 @@ mod measures;
 mod parse;
 mod qrels;
 mod run;
+mod text;
 
 #[cfg(test)]
 mod tests;
@@ -60,3 +83,7 @@ pub use measures::{
 };
 pub use qrels::Qrels;
 pub use run::{Run, ScoredDoc, format_run_line, trec_order, trec_ranking};
+pub use text::{
+    BLEU_MAX_ORDER, BleuScore, RougeScore, corpus_bleu, rouge_tokenize, rouge1, sentence_bleu,
+    tokenize_13a,
+};

@@ -1,0 +1,95 @@
+//! ROUGE-1 exactly as the `rouge-score` package computes it.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+/// ROUGE precision, recall and F-measure, each in [0, 1], named as `rouge_score.scoring.Score`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
+pub struct RougeScore {
+    /// Overlapping n-grams / n-grams of the prediction.
+    pub precision: f64,
+    /// Overlapping n-grams / n-grams of the reference.
+    pub recall: f64,
+    /// The harmonic mean `2PR / (P + R)`, 0 when both are 0.
+    pub fmeasure: f64,
+}
+
+/// The tokens `rouge-score` 0.1.2's default tokenizer makes of `text` (no stemming).
+///
+/// The package lowercases the text with Python's `str.lower()`, replaces every run of characters
+/// outside `[a-z0-9]` by a space and splits on spaces, so a token is a maximal run of ASCII
+/// lowercase letters and digits. Everything else separates tokens and vanishes: punctuation,
+/// accented and non-Latin letters (`café` gives `caf`, CJK gives nothing), emoji. Two non-ASCII
+/// characters lowercase into ASCII and so do survive: `İ` (U+0130) becomes `i` followed by a
+/// combining dot, which separates, and the Kelvin sign `K` (U+212A) becomes `k`.
+pub fn rouge_tokenize(text: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut current = String::new();
+    // Lowercasing char by char equals Python's whole-string `lower()` here: the only
+    // context-dependent mapping (Greek final sigma) yields a non-ASCII letter either way.
+    for lower in text.chars().flat_map(char::to_lowercase) {
+        if lower.is_ascii_lowercase() || lower.is_ascii_digit() {
+            current.push(lower);
+        } else if !current.is_empty() {
+            tokens.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        tokens.push(current);
+    }
+    tokens
+}
+
+/// ROUGE-1 of `prediction` against `reference`, equal to `rouge-score` 0.1.2's
+/// `RougeScorer(['rouge1'], use_stemmer=False).score(reference, prediction)['rouge1']`.
+///
+/// Both texts are tokenized by [`rouge_tokenize`]. The overlap counts each unigram with
+/// multiplicity, `min(count in reference, count in prediction)`; precision is
+/// overlap / prediction tokens, recall is overlap / reference tokens (each 0 when its text has no
+/// token), and the F-measure is `2 * P * R / (P + R)`, or 0 when P + R is 0. The divisions are
+/// done in the package's order, so the values are bit-identical, not merely close.
+///
+/// ```
+/// use hierarag_metrics::rouge1;
+///
+/// let score = rouge1("The cat sat on the mat.", "the cat sat");
+/// assert_eq!(score.precision, 1.0);
+/// assert_eq!(score.recall, 0.5);
+/// assert_eq!(score.fmeasure, 2.0 / 3.0);
+/// ```
+pub fn rouge1(reference: &str, prediction: &str) -> RougeScore {
+    let reference_tokens = rouge_tokenize(reference);
+    let prediction_tokens = rouge_tokenize(prediction);
+    let reference_counts = unigram_counts(&reference_tokens);
+    let prediction_counts = unigram_counts(&prediction_tokens);
+    let (n_reference, n_prediction) = (reference_tokens.len(), prediction_tokens.len());
+    let overlap: usize = reference_counts
+        .iter()
+        .map(|(token, &count)| count.min(prediction_counts.get(token).copied().unwrap_or(0)))
+        .sum();
+    let precision = overlap as f64 / n_prediction.max(1) as f64;
+    let recall = overlap as f64 / n_reference.max(1) as f64;
+    RougeScore {
+        precision,
+        recall,
+        fmeasure: fmeasure(precision, recall),
+    }
+}
+
+/// `rouge_score.scoring.fmeasure`, with its order of operations.
+fn fmeasure(precision: f64, recall: f64) -> f64 {
+    if precision + recall > 0.0 {
+        2.0 * precision * recall / (precision + recall)
+    } else {
+        0.0
+    }
+}
+
+fn unigram_counts(tokens: &[String]) -> HashMap<&str, usize> {
+    let mut counts = HashMap::new();
+    for token in tokens {
+        *counts.entry(token.as_str()).or_insert(0) += 1;
+    }
+    counts
+}
