@@ -568,3 +568,107 @@ fn read_doc_table(path: &Path) -> Result<Vec<String>, IndexError> {
     }
     Ok(ids)
 }
+
+/// Where one chunk lives: its document's corpus order, its number within the document, and its
+/// tantivy address (valid for the [`Bm25Index`] it came from).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkPosition {
+    pub doc_ord: u32,
+    pub chunk_n: u32,
+    pub address: DocAddress,
+}
+
+impl ChunkPosition {
+    /// This chunk as a hit scored `score`, to use with [`Bm25Index::doc_id`],
+    /// [`Bm25Index::chunk_id`] and [`Bm25Index::chunk_text`].
+    pub fn hit(self, score: f32) -> Hit {
+        Hit {
+            score,
+            doc_ord: self.doc_ord,
+            chunk_n: self.chunk_n,
+            address: self.address,
+        }
+    }
+}
+
+/// One chunk of an index with its stored text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredChunk {
+    /// Corpus order of the document.
+    pub doc_ord: u32,
+    pub doc_id: String,
+    /// Chunk number within the document.
+    pub chunk_n: u32,
+    /// `{doc_id}#{n}`.
+    pub chunk_id: String,
+    pub text: String,
+    /// Where the chunk lives in tantivy.
+    pub address: DocAddress,
+}
+
+impl StoredChunk {
+    pub fn position(&self) -> ChunkPosition {
+        ChunkPosition {
+            doc_ord: self.doc_ord,
+            chunk_n: self.chunk_n,
+            address: self.address,
+        }
+    }
+}
+
+impl Bm25Index {
+    /// Every chunk's position, ordered by document (corpus order), then chunk number. The order
+    /// does not depend on tantivy's segment layout, so row n of anything computed over the
+    /// chunks (embeddings) names the same chunk in every build of the same corpus and chunking.
+    /// Reads only fast fields: 16 bytes per chunk, no stored text.
+    pub fn chunk_positions(&self) -> Vec<ChunkPosition> {
+        let mut positions = Vec::with_capacity(self.total_docs as usize);
+        for (segment_idx, segment) in self.segments.iter().enumerate() {
+            for doc in 0..segment.max_doc {
+                if segment.alive.as_ref().is_some_and(|a| a.is_deleted(doc)) {
+                    continue;
+                }
+                positions.push(ChunkPosition {
+                    doc_ord: segment.doc_ord.first(doc).unwrap_or_default() as u32,
+                    chunk_n: segment.chunk_n.first(doc).unwrap_or_default() as u32,
+                    address: DocAddress::new(segment_idx as u32, doc),
+                });
+            }
+        }
+        // (doc_ord, chunk_n) is unique in an index built by `build_index`; the address only
+        // keeps the order total should it not be.
+        positions.sort_unstable_by_key(|p| {
+            (
+                p.doc_ord,
+                p.chunk_n,
+                p.address.segment_ord,
+                p.address.doc_id,
+            )
+        });
+        positions
+    }
+
+    /// Every chunk with its stored text, in the order of [`Bm25Index::chunk_positions`]. Texts
+    /// are read one at a time as the iterator advances; only the positions are held up front.
+    pub fn chunks(&self) -> impl Iterator<Item = Result<StoredChunk, IndexError>> + '_ {
+        self.chunk_positions().into_iter().map(move |position| {
+            let hit = position.hit(0.0);
+            Ok(StoredChunk {
+                doc_ord: position.doc_ord,
+                doc_id: self.doc_id(&hit).to_string(),
+                chunk_n: position.chunk_n,
+                chunk_id: self.chunk_id(&hit),
+                text: self.chunk_text(&hit)?,
+                address: position.address,
+            })
+        })
+    }
+
+    /// The id of the document at corpus position `doc_ord`.
+    ///
+    /// # Panics
+    /// If `doc_ord` is not below [`Bm25Index::n_documents`].
+    pub fn doc_id_at(&self, doc_ord: u32) -> &str {
+        &self.doc_ids[doc_ord as usize]
+    }
+}

@@ -362,6 +362,70 @@ fn chunk_text_is_the_stored_original_slice() {
     assert!(text.split_whitespace().count() <= 64);
 }
 
+#[test]
+fn chunks_come_in_corpus_order_whatever_the_segment_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), 150);
+    let params = small_chunks().chunking;
+    let mut expected = Vec::new();
+    for (doc_ord, line) in std::fs::read_to_string(&corpus)
+        .unwrap()
+        .lines()
+        .enumerate()
+    {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let doc_id = v["id"].as_str().unwrap().to_string();
+        for chunk in hierarag_corpus::chunks(v["text"].as_str().unwrap(), &params) {
+            expected.push((
+                doc_ord as u32,
+                doc_id.clone(),
+                chunk.n as u32,
+                hierarag_corpus::chunk_id(&doc_id, chunk.n),
+                chunk.text.to_string(),
+            ));
+        }
+    }
+    let spec = CorpusSpec::new([corpus.to_string_lossy().into_owned()]);
+    // Several segments (two writer threads) and one segment must list the chunks alike.
+    for (name, threads) in [("multi", 2), ("single", 1)] {
+        let out = dir.path().join(name);
+        let options = BuildOptions {
+            threads,
+            ..small_chunks()
+        };
+        build_index(&spec, &out, &options, &mut |_| {}).unwrap();
+        let index = Bm25Index::open(&out).unwrap();
+        let chunks: Vec<_> = index.chunks().map(Result::unwrap).collect();
+        let got: Vec<_> = chunks
+            .iter()
+            .map(|c| {
+                (
+                    c.doc_ord,
+                    c.doc_id.clone(),
+                    c.chunk_n,
+                    c.chunk_id.clone(),
+                    c.text.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "{name}-segment index");
+        let positions = index.chunk_positions();
+        assert_eq!(positions.len() as u64, index.n_chunks());
+        for (chunk, position) in chunks.iter().zip(&positions) {
+            assert_eq!(chunk.position(), *position);
+            let hit = position.hit(1.5);
+            assert_eq!(index.chunk_id(&hit), chunk.chunk_id);
+            assert_eq!(index.doc_id_at(position.doc_ord), chunk.doc_id);
+        }
+    }
+    let searcher_segments = tantivy::Index::open_in_dir(dir.path().join("multi"))
+        .unwrap()
+        .searchable_segment_ids()
+        .unwrap()
+        .len();
+    assert!(searcher_segments > 1, "the test needs several segments");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]

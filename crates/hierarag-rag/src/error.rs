@@ -1,12 +1,28 @@
 //! Errors of the RAG run.
 
-/// Why a question could not be answered.
+use std::path::PathBuf;
+
+/// Why a question could not be answered, or a retriever could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum RagError {
     #[error("retrieval failed: {0}")]
     Index(#[from] hierarag_index::IndexError),
     #[error("embedding the question failed: {0}")]
     Embed(String),
+    #[error("embedding chunks {first} to {last} failed: {message}")]
+    EmbedChunks {
+        first: String,
+        last: String,
+        message: String,
+    },
+    #[error("{path}: {source}", path = path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    InvalidSettings(String),
     #[error("the answering call failed: {0}")]
     Llm(#[from] hierarag_llm::LlmError),
 }

@@ -1,8 +1,8 @@
 //! Retrievers: a question in, the top chunks out.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use hierarag_index::{Bm25Index, Level, Scratch};
+use hierarag_index::{Bm25Index, Hit, Level, Scratch};
 use hierarag_llm::BoxFuture;
 use serde::{Deserialize, Serialize};
 
@@ -56,15 +56,18 @@ pub trait Retriever: Send + Sync + std::fmt::Debug {
 /// BM25 over an index's chunks, the order of [`Bm25Index::search`].
 #[derive(Debug)]
 pub struct Bm25Retriever {
-    index: Bm25Index,
+    /// Shared with a [`crate::DenseRetriever`] over the same index, if any.
+    index: Arc<Bm25Index>,
     /// Working memory, reused across calls (one per concurrent caller).
     scratches: Mutex<Vec<Scratch>>,
 }
 
 impl Bm25Retriever {
-    pub fn new(index: Bm25Index) -> Bm25Retriever {
+    /// A retriever over `index` (a [`Bm25Index`], or an `Arc` of one shared with a
+    /// [`crate::DenseRetriever`]).
+    pub fn new(index: impl Into<Arc<Bm25Index>>) -> Bm25Retriever {
         Bm25Retriever {
-            index,
+            index: index.into(),
             scratches: Mutex::new(Vec::new()),
         }
     }
@@ -73,8 +76,20 @@ impl Bm25Retriever {
         &self.index
     }
 
+    pub fn shared_index(&self) -> &Arc<Bm25Index> {
+        &self.index
+    }
+
     /// The top `k` chunks, synchronously.
     pub fn search(&self, query: &str, k: usize) -> Result<Vec<RetrievedChunk>, RagError> {
+        self.hits(query, k)
+            .iter()
+            .map(|hit| retrieved_chunk(&self.index, hit, f64::from(hit.score)))
+            .collect()
+    }
+
+    /// The top `k` chunks as index hits, without their texts.
+    pub fn hits(&self, query: &str, k: usize) -> Vec<Hit> {
         let mut scratch = self
             .scratches
             .lock()
@@ -83,17 +98,22 @@ impl Bm25Retriever {
             .unwrap_or_else(|| self.index.scratch());
         let hits = self.index.search(&mut scratch, query, k, Level::Chunk);
         self.scratches.lock().expect("scratch pool").push(scratch);
-        hits.iter()
-            .map(|hit| {
-                Ok(RetrievedChunk {
-                    chunk_id: self.index.chunk_id(hit),
-                    doc_id: self.index.doc_id(hit).to_string(),
-                    score: f64::from(hit.score),
-                    text: self.index.chunk_text(hit)?,
-                })
-            })
-            .collect()
+        hits
     }
+}
+
+/// A hit of `index` with its ids and stored text, scored `score`.
+pub(crate) fn retrieved_chunk(
+    index: &Bm25Index,
+    hit: &Hit,
+    score: f64,
+) -> Result<RetrievedChunk, RagError> {
+    Ok(RetrievedChunk {
+        chunk_id: index.chunk_id(hit),
+        doc_id: index.doc_id(hit).to_string(),
+        score,
+        text: index.chunk_text(hit)?,
+    })
 }
 
 impl Retriever for Bm25Retriever {

@@ -1,0 +1,552 @@
+//! Dense retrieval: chunk embeddings stored beside the index, exact cosine search.
+//!
+//! The embeddings of an index's chunks live in a cache directory (by default
+//! `<index>/dense/<backend>-<model>/`) as two files:
+//!
+//! - `embeddings.f32`: `n_chunks × dim` little-endian `f32`, row-major, L2-normalised, one row
+//!   per chunk in [`Bm25Index::chunk_positions`] order (document, then chunk number), so a row
+//!   names the same chunk in every build of the same corpus with the same chunking;
+//! - `meta.json`: the format version, embedding backend and model, `dim`, `n_chunks`, and what
+//!   the rows were computed from (the index's corpus hash, id and text fields, chunking and
+//!   counts).
+//!
+//! `meta.json` is removed before a rebuild starts and written (tmp + rename) only after
+//! `embeddings.f32` has been written, synced and renamed into place, so an interrupted build
+//! never leaves a pair that is later taken as complete. A stored pair is reused only when
+//! `meta.json` matches the index and the embedder and `embeddings.f32` has exactly the size it
+//! announces; anything else is rebuilt, and the callback is told why.
+
+use std::cmp::Ordering;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hierarag_index::{Bm25Index, ChunkPosition, Hit};
+use hierarag_llm::{BoxFuture, Embedder};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::RagError;
+use crate::retrieve::{RetrievedChunk, Retriever, RetrieverKind, retrieved_chunk};
+
+/// The embeddings file of a cache directory.
+pub const EMBEDDINGS_FILE: &str = "embeddings.f32";
+/// The description of a cache directory's embeddings file.
+pub const META_FILE: &str = "meta.json";
+
+const FORMAT_VERSION: u32 = 1;
+const LAYOUT: &str = "f32 little-endian, row-major, one L2-normalised row per chunk, rows in \
+(document corpus order, chunk number) order";
+/// Chunks whose texts are read and embedded together (one progress report each); the embedder
+/// splits them further into its own batches and runs those concurrently.
+const CHUNKS_PER_STEP: usize = 512;
+/// Rows scored by one parallel task in a search.
+const ROWS_PER_TASK: usize = 1024;
+
+/// What [`DenseRetriever::build`] reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DenseProgress {
+    /// The stored embeddings in `dir` match the index and the model: nothing to embed.
+    Reused { dir: PathBuf, n_chunks: u64 },
+    /// Every chunk is embedded into `dir`, because of `reason` (no stored embeddings, another
+    /// model, another index, a truncated file, …).
+    Building {
+        dir: PathBuf,
+        reason: String,
+        n_chunks: u64,
+    },
+    /// `done` of `total` chunks embedded.
+    Embedded { done: u64, total: u64 },
+}
+
+/// `meta.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DenseMeta {
+    format_version: u32,
+    backend: String,
+    model: String,
+    dim: usize,
+    n_chunks: u64,
+    /// What the rows were computed from ([`index_identity`]).
+    index: serde_json::Value,
+    layout: String,
+}
+
+/// Exact cosine search over embeddings of every chunk of an index.
+pub struct DenseRetriever {
+    /// Fetches the texts of the top chunks only; shared with a [`crate::Bm25Retriever`].
+    index: Arc<Bm25Index>,
+    embedder: Arc<Embedder>,
+    /// Row `r` is the chunk at `positions[r]`.
+    positions: Vec<ChunkPosition>,
+    /// `positions.len() × dim`, row-major, L2-normalised rows.
+    vectors: Vec<f32>,
+    dim: usize,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for DenseRetriever {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenseRetriever")
+            .field("index", &self.index.dir())
+            .field("model", &self.embedder.model())
+            .field("chunks", &self.positions.len())
+            .field("dim", &self.dim)
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
+
+impl DenseRetriever {
+    /// `<index>/dense/<backend>-<model>`, with every character other than ASCII letters,
+    /// digits, `.`, `_` and `-` replaced by `-`.
+    pub fn default_cache_dir(index: &Bm25Index, embedder: &Embedder) -> PathBuf {
+        let slug: String = format!("{}-{}", embedder.backend(), embedder.model())
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        index.dir().join("dense").join(slug)
+    }
+
+    /// Loads the embeddings of `index`'s chunks from `cache_dir`, or (when they are missing or
+    /// do not match) embeds every chunk with `embedder` and stores them there.
+    pub async fn build(
+        index: Arc<Bm25Index>,
+        embedder: Arc<Embedder>,
+        cache_dir: &Path,
+        progress: &mut (dyn FnMut(DenseProgress) + Send),
+    ) -> Result<DenseRetriever, RagError> {
+        let positions = index.chunk_positions();
+        let wanted = DenseMeta {
+            format_version: FORMAT_VERSION,
+            backend: embedder.backend().to_string(),
+            model: embedder.model().to_string(),
+            dim: 0,
+            n_chunks: positions.len() as u64,
+            index: index_identity(&index),
+            layout: LAYOUT.to_string(),
+        };
+        let reason = match load_stored(cache_dir, &wanted) {
+            Ok((dim, vectors)) => {
+                progress(DenseProgress::Reused {
+                    dir: cache_dir.to_path_buf(),
+                    n_chunks: wanted.n_chunks,
+                });
+                return Ok(DenseRetriever {
+                    index,
+                    embedder,
+                    positions,
+                    vectors,
+                    dim,
+                    dir: cache_dir.to_path_buf(),
+                });
+            }
+            Err(reason) => reason,
+        };
+        progress(DenseProgress::Building {
+            dir: cache_dir.to_path_buf(),
+            reason,
+            n_chunks: wanted.n_chunks,
+        });
+        let (dim, vectors) =
+            embed_and_store(&index, &embedder, &positions, cache_dir, wanted, progress).await?;
+        Ok(DenseRetriever {
+            index,
+            embedder,
+            positions,
+            vectors,
+            dim,
+            dir: cache_dir.to_path_buf(),
+        })
+    }
+
+    pub fn index(&self) -> &Bm25Index {
+        &self.index
+    }
+
+    pub fn shared_index(&self) -> &Arc<Bm25Index> {
+        &self.index
+    }
+
+    pub fn embedder(&self) -> &Embedder {
+        &self.embedder
+    }
+
+    /// Where the embeddings are stored.
+    pub fn cache_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn n_chunks(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Dimensions of the embeddings (0 for an index without chunks).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The question's embedding with the chunks' embedder, L2-normalised.
+    pub async fn embed_query(&self, query: &str) -> Result<Vec<f32>, RagError> {
+        let mut vectors = self
+            .embedder
+            .embed(&[query.to_string()])
+            .await
+            .map_err(|e| RagError::Embed(e.to_string()))?;
+        let mut vector = vectors
+            .pop()
+            .filter(|_| vectors.is_empty())
+            .ok_or_else(|| RagError::Embed("the embedder did not return one vector".into()))?;
+        normalize(&mut vector);
+        Ok(vector)
+    }
+
+    /// The `k` chunks nearest to a normalised query vector, as hits scored by cosine, best
+    /// first: score descending, then document id descending, then chunk number ascending (the
+    /// order of [`Bm25Index::search`]).
+    pub fn nearest(&self, query: &[f32], k: usize) -> Result<Vec<Hit>, RagError> {
+        if k == 0 || self.positions.is_empty() {
+            return Ok(Vec::new());
+        }
+        if query.len() != self.dim {
+            return Err(RagError::Embed(format!(
+                "the question's vector has {} dimensions, the chunks' have {}",
+                query.len(),
+                self.dim
+            )));
+        }
+        let by_rank = |a: &(f32, usize), b: &(f32, usize)| self.compare(*a, *b);
+        // Each task keeps its own best k, so memory is k per task, not one score per chunk.
+        let mut best: Vec<(f32, usize)> = self
+            .vectors
+            .par_chunks(ROWS_PER_TASK * self.dim)
+            .enumerate()
+            .flat_map_iter(|(task, block)| {
+                let first_row = task * ROWS_PER_TASK;
+                let mut scored: Vec<(f32, usize)> = block
+                    .chunks_exact(self.dim)
+                    .enumerate()
+                    .map(|(i, row)| (dot(query, row), first_row + i))
+                    .collect();
+                keep_best(&mut scored, k, &by_rank);
+                scored
+            })
+            .collect();
+        keep_best(&mut best, k, &by_rank);
+        best.sort_unstable_by(by_rank);
+        Ok(best
+            .into_iter()
+            .map(|(score, row)| self.positions[row].hit(score))
+            .collect())
+    }
+
+    /// The top `k` chunks for `query`, with their texts.
+    pub async fn search(&self, query: &str, k: usize) -> Result<Vec<RetrievedChunk>, RagError> {
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let vector = self.embed_query(query).await?;
+        self.nearest(&vector, k)?
+            .iter()
+            .map(|hit| retrieved_chunk(&self.index, hit, f64::from(hit.score)))
+            .collect()
+    }
+
+    /// The ranking order of rows: a total order, so selection and sorting are deterministic.
+    fn compare(&self, (a_score, a_row): (f32, usize), (b_score, b_row): (f32, usize)) -> Ordering {
+        let (a, b) = (&self.positions[a_row], &self.positions[b_row]);
+        b_score
+            .total_cmp(&a_score)
+            .then_with(|| {
+                if a.doc_ord == b.doc_ord {
+                    Ordering::Equal
+                } else {
+                    self.index
+                        .doc_id_at(b.doc_ord)
+                        .cmp(self.index.doc_id_at(a.doc_ord))
+                }
+            })
+            .then_with(|| a.chunk_n.cmp(&b.chunk_n))
+    }
+}
+
+impl Retriever for DenseRetriever {
+    fn name(&self) -> &str {
+        RetrieverKind::Dense.as_str()
+    }
+
+    fn retrieve<'a>(
+        &'a self,
+        query: &'a str,
+        k: usize,
+    ) -> BoxFuture<'a, Result<Vec<RetrievedChunk>, RagError>> {
+        Box::pin(self.search(query, k))
+    }
+}
+
+/// Keeps the `k` first of `items` under `order` (a total order), in no particular order.
+fn keep_best<T>(items: &mut Vec<T>, k: usize, order: &impl Fn(&T, &T) -> Ordering) {
+    if items.len() > k {
+        items.select_nth_unstable_by(k - 1, order);
+        items.truncate(k);
+    }
+}
+
+/// A dot product in eight lanes, which the compiler vectorises; the same inputs always give the
+/// same bits.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (a_blocks, b_blocks) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a_blocks
+        .remainder()
+        .iter()
+        .zip(b_blocks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_blocks.zip(b_blocks) {
+        for lane in 0..8 {
+            lanes[lane] += x[lane] * y[lane];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// Scales `vector` to unit length (a zero vector stays zero).
+fn normalize(vector: &mut [f32]) {
+    let norm = vector
+        .iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt();
+    if norm > 0.0 {
+        for x in vector.iter_mut() {
+            *x = (f64::from(*x) / norm) as f32;
+        }
+    }
+}
+
+/// What the rows of an index's embeddings depend on: a rebuilt index with the same identity has
+/// the same chunks in the same order.
+fn index_identity(index: &Bm25Index) -> serde_json::Value {
+    let manifest = index.manifest();
+    serde_json::json!({
+        "corpus_sha256": manifest.corpus.content_sha256,
+        "id_field": manifest.corpus.spec.id_field,
+        "text_field": manifest.corpus.spec.text_field,
+        "chunking": manifest.chunking,
+        "chunk_unit": manifest.chunk_unit,
+        "documents": manifest.counts.documents,
+        "chunks": manifest.counts.chunks,
+    })
+}
+
+/// The stored embeddings (dim, rows) when they match `wanted`; otherwise why not.
+fn load_stored(dir: &Path, wanted: &DenseMeta) -> Result<(usize, Vec<f32>), String> {
+    let meta_path = dir.join(META_FILE);
+    let text = match std::fs::read_to_string(&meta_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err("no stored embeddings".into());
+        }
+        Err(e) => return Err(format!("{}: {e}", meta_path.display())),
+    };
+    let stored: DenseMeta = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: unreadable: {e}", meta_path.display()))?;
+    if stored.format_version != wanted.format_version || stored.layout != wanted.layout {
+        return Err(format!(
+            "stored in format {}, this version writes format {}",
+            stored.format_version, wanted.format_version
+        ));
+    }
+    if (&stored.backend, &stored.model) != (&wanted.backend, &wanted.model) {
+        return Err(format!(
+            "stored embeddings are from {} model {}, not {} model {}",
+            stored.backend, stored.model, wanted.backend, wanted.model
+        ));
+    }
+    if stored.index != wanted.index {
+        return Err(format!(
+            "stored embeddings are of another index ({}), not this one ({})",
+            stored.index, wanted.index
+        ));
+    }
+    if stored.n_chunks != wanted.n_chunks {
+        return Err(format!(
+            "stored embeddings have {} rows, the index has {} chunks",
+            stored.n_chunks, wanted.n_chunks
+        ));
+    }
+    if stored.dim == 0 && stored.n_chunks > 0 {
+        return Err(format!("{}: dim is 0", meta_path.display()));
+    }
+    let vectors_path = dir.join(EMBEDDINGS_FILE);
+    let n_values = (stored.n_chunks as usize)
+        .checked_mul(stored.dim)
+        .ok_or_else(|| format!("{}: n_chunks × dim overflows", meta_path.display()))?;
+    let expected_bytes = n_values as u64 * 4;
+    let found_bytes = std::fs::metadata(&vectors_path)
+        .map_err(|e| format!("{}: {e}", vectors_path.display()))?
+        .len();
+    if found_bytes != expected_bytes {
+        return Err(format!(
+            "{} has {found_bytes} bytes, {expected_bytes} expected ({} rows × {} dimensions)",
+            vectors_path.display(),
+            stored.n_chunks,
+            stored.dim
+        ));
+    }
+    let vectors = read_f32s(&vectors_path, n_values)
+        .map_err(|e| format!("{}: {e}", vectors_path.display()))?;
+    Ok((stored.dim, vectors))
+}
+
+fn read_f32s(path: &Path, n_values: usize) -> std::io::Result<Vec<f32>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut values = Vec::with_capacity(n_values);
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut remaining = n_values * 4;
+    while remaining > 0 {
+        let n = remaining.min(buffer.len());
+        file.read_exact(&mut buffer[..n])?;
+        values.extend(
+            buffer[..n]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        remaining -= n;
+    }
+    Ok(values)
+}
+
+/// Embeds every chunk in `positions` order, writing `embeddings.f32` then `meta.json`.
+async fn embed_and_store(
+    index: &Bm25Index,
+    embedder: &Embedder,
+    positions: &[ChunkPosition],
+    dir: &Path,
+    mut meta: DenseMeta,
+    progress: &mut (dyn FnMut(DenseProgress) + Send),
+) -> Result<(usize, Vec<f32>), RagError> {
+    let io_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RagError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    // First of all: no meta.json, so that nothing written below counts as complete until the
+    // end.
+    let meta_path = dir.join(META_FILE);
+    match std::fs::remove_file(&meta_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(&meta_path)(e)),
+        _ => {}
+    }
+    let vectors_path = dir.join(EMBEDDINGS_FILE);
+    let tmp_path = dir.join(format!("{EMBEDDINGS_FILE}.tmp"));
+    let mut file =
+        std::io::BufWriter::new(std::fs::File::create(&tmp_path).map_err(io_err(&tmp_path))?);
+    let total = positions.len() as u64;
+    let mut vectors: Vec<f32> = Vec::new();
+    let mut dim = 0usize;
+    let mut done = 0u64;
+    for step in positions.chunks(CHUNKS_PER_STEP) {
+        let texts = step
+            .iter()
+            .map(|p| index.chunk_text(&p.hit(0.0)))
+            .collect::<Result<Vec<String>, _>>()?;
+        let step_error = |message: String| RagError::EmbedChunks {
+            first: index.chunk_id(&step[0].hit(0.0)),
+            last: index.chunk_id(&step[step.len() - 1].hit(0.0)),
+            message,
+        };
+        let embedded = embedder
+            .embed(&texts)
+            .await
+            .map_err(|e| step_error(e.to_string()))?;
+        if embedded.len() != texts.len() {
+            return Err(step_error(format!(
+                "{} vectors for {} texts",
+                embedded.len(),
+                texts.len()
+            )));
+        }
+        let mut bytes = Vec::with_capacity(embedded.len() * dim.max(1) * 4);
+        for mut vector in embedded {
+            if dim == 0 {
+                dim = vector.len();
+                if dim == 0 {
+                    return Err(step_error("the embedder returned empty vectors".into()));
+                }
+                vectors.reserve_exact(positions.len() * dim);
+            }
+            if vector.len() != dim {
+                return Err(step_error(format!(
+                    "a vector of {} dimensions among vectors of {dim}",
+                    vector.len()
+                )));
+            }
+            normalize(&mut vector);
+            for x in &vector {
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+            vectors.extend_from_slice(&vector);
+        }
+        file.write_all(&bytes).map_err(io_err(&tmp_path))?;
+        done += step.len() as u64;
+        progress(DenseProgress::Embedded { done, total });
+    }
+    let file = file
+        .into_inner()
+        .map_err(|e| io_err(&tmp_path)(e.into_error()))?;
+    file.sync_all().map_err(io_err(&tmp_path))?;
+    drop(file);
+    std::fs::rename(&tmp_path, &vectors_path).map_err(io_err(&vectors_path))?;
+
+    meta.dim = dim;
+    let mut text = serde_json::to_string_pretty(&meta).expect("meta serialises");
+    text.push('\n');
+    let meta_tmp = dir.join(format!("{META_FILE}.tmp"));
+    std::fs::write(&meta_tmp, text).map_err(io_err(&meta_tmp))?;
+    std::fs::rename(&meta_tmp, &meta_path).map_err(io_err(&meta_path))?;
+    Ok((dim, vectors))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_equals_the_plain_sum_on_exact_values() {
+        let a: Vec<f32> = (0..19).map(|i| i as f32).collect();
+        let b: Vec<f32> = (0..19).map(|i| (i % 3) as f32).collect();
+        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert_eq!(dot(&a, &b), plain);
+        assert_eq!(dot(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn normalize_gives_unit_length_and_leaves_zero_alone() {
+        let mut v = vec![3.0, 4.0];
+        normalize(&mut v);
+        assert_eq!(v, [0.6, 0.8]);
+        let mut zero = vec![0.0; 3];
+        normalize(&mut zero);
+        assert_eq!(zero, [0.0; 3]);
+    }
+
+    #[test]
+    fn keep_best_keeps_the_first_k_under_the_order() {
+        let mut items = vec![5, 1, 4, 2, 3];
+        keep_best(&mut items, 2, &|a: &i32, b: &i32| a.cmp(b));
+        items.sort();
+        assert_eq!(items, [1, 2]);
+        let mut few = vec![2, 1];
+        keep_best(&mut few, 5, &|a: &i32, b: &i32| a.cmp(b));
+        assert_eq!(few.len(), 2);
+    }
+}

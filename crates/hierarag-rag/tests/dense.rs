@@ -1,0 +1,566 @@
+//! Dense and hybrid retrieval over a small index, with a deterministic bag-of-words embedder
+//! in place of MiniLM (no model download).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hierarag_corpus::{ChunkParams, CorpusSpec};
+use hierarag_index::{Bm25Index, BuildOptions, Hit, build_index};
+use hierarag_llm::{BoxFuture, CallError, ClientSettings, EmbedBackend, Embedder};
+use hierarag_rag::{
+    Bm25Retriever, DenseProgress, DenseRetriever, EMBEDDINGS_FILE, FusionSettings, HybridRetriever,
+    META_FILE, RagError, Retriever, reciprocal_rank_fusion,
+};
+
+const DIM: usize = 16;
+
+/// Words hashed (FNV-1a, lowercase) into 16 counts, L2-normalised.
+fn bag_of_words(text: &str) -> Vec<f32> {
+    let mut vector = vec![0f32; DIM];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for byte in word.to_lowercase().bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        vector[(hash % DIM as u64) as usize] += 1.0;
+    }
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+    vector
+}
+
+#[derive(Debug)]
+struct BagOfWords {
+    model: String,
+    /// Texts embedded so far.
+    texts: Arc<AtomicUsize>,
+    /// Fail every call once this many texts have been embedded.
+    fail_after: Option<usize>,
+}
+
+impl EmbedBackend for BagOfWords {
+    fn backend(&self) -> &str {
+        "fake"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, CallError>> {
+        Box::pin(async move {
+            if self
+                .fail_after
+                .is_some_and(|n| self.texts.load(Ordering::SeqCst) >= n)
+            {
+                return Err(CallError::Fatal {
+                    reason: "the fake embedder gave up".into(),
+                });
+            }
+            self.texts.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts.iter().map(|t| bag_of_words(t)).collect())
+        })
+    }
+}
+
+struct Fake {
+    embedder: Arc<Embedder>,
+    texts: Arc<AtomicUsize>,
+}
+
+fn fake(model: &str, fail_after: Option<usize>) -> Fake {
+    let texts = Arc::new(AtomicUsize::new(0));
+    let backend = BagOfWords {
+        model: model.into(),
+        texts: texts.clone(),
+        fail_after,
+    };
+    let embedder = Embedder::new(vec![Arc::new(backend)], &ClientSettings::default(), 3).unwrap();
+    Fake {
+        embedder: Arc::new(embedder),
+        texts,
+    }
+}
+
+impl Fake {
+    fn embedded(&self) -> usize {
+        self.texts.load(Ordering::SeqCst)
+    }
+}
+
+const DOCS: &[(&str, &str)] = &[
+    ("apollo", "apollo moon astronauts landed rocket launch"),
+    ("jazz", "jazz blues ragtime orleans music band"),
+    ("rice", "rice staple food population grain harvest"),
+    ("twin-a", "same words here twice"),
+    ("twin-b", "same words here twice"),
+    ("repeat", "echo echo echo echo echo echo echo echo"),
+    ("volcano", "lava eruption magma crater ash plume"),
+];
+
+const WORDS: &[&str] = &[
+    "moon", "river", "war", "jazz", "prime", "light", "wall", "energy", "gradient", "printing",
+    "treaty", "glucose", "tectonic", "hamlet", "rice", "kubrick",
+];
+
+/// `DOCS`, then `n_generated` documents of words drawn by a fixed recurrence.
+fn write_corpus(path: &Path, n_generated: usize) {
+    let mut file = std::fs::File::create(path).unwrap();
+    for (id, text) in DOCS {
+        writeln!(file, "{}", serde_json::json!({"id": id, "text": text})).unwrap();
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for d in 0..n_generated {
+        let n_words = 3 + (d * 7) % 13;
+        let words: Vec<&str> = (0..n_words)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                WORDS[(state % WORDS.len() as u64) as usize]
+            })
+            .collect();
+        let line = serde_json::json!({"id": format!("gen{d:03}"), "text": words.join(" ")});
+        writeln!(file, "{line}").unwrap();
+    }
+}
+
+/// Builds (or rebuilds, `overwrite`) the index of a corpus of `n_generated` extra documents,
+/// chunks of 4 words.
+fn build(dir: &Path, n_generated: usize, overwrite: bool) -> Arc<Bm25Index> {
+    let corpus = dir.join("corpus.jsonl");
+    write_corpus(&corpus, n_generated);
+    let spec = CorpusSpec::new([corpus.to_string_lossy().into_owned()]);
+    let out = dir.join("index");
+    let options = BuildOptions {
+        chunking: ChunkParams {
+            size: 4,
+            overlap: 0,
+        },
+        threads: 1,
+        writer_heap_bytes: 30_000_000,
+        overwrite,
+        ..BuildOptions::default()
+    };
+    build_index(&spec, &out, &options, &mut |_| {}).unwrap();
+    Arc::new(Bm25Index::open(&out).unwrap())
+}
+
+async fn dense(
+    index: &Arc<Bm25Index>,
+    fake: &Fake,
+    cache_dir: &Path,
+) -> (DenseRetriever, Vec<DenseProgress>) {
+    let mut reports = Vec::new();
+    let retriever =
+        DenseRetriever::build(index.clone(), fake.embedder.clone(), cache_dir, &mut |p| {
+            reports.push(p)
+        })
+        .await
+        .unwrap();
+    (retriever, reports)
+}
+
+fn building_reason(reports: &[DenseProgress]) -> Option<&str> {
+    reports.iter().find_map(|p| match p {
+        DenseProgress::Building { reason, .. } => Some(reason.as_str()),
+        _ => None,
+    })
+}
+
+fn ids(index: &Bm25Index, hits: &[Hit]) -> Vec<String> {
+    hits.iter().map(|h| index.chunk_id(h)).collect()
+}
+
+#[tokio::test]
+async fn the_chunk_with_the_same_words_is_nearest() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 40, false);
+    let fake = fake("bow-16", None);
+    let cache = DenseRetriever::default_cache_dir(&index, &fake.embedder);
+    assert_eq!(cache, index.dir().join("dense").join("fake-bow-16"));
+    let (retriever, _) = dense(&index, &fake, &cache).await;
+    assert_eq!(retriever.name(), "dense");
+    assert_eq!(retriever.n_chunks() as u64, index.n_chunks());
+    assert_eq!(retriever.dim(), DIM);
+
+    let top = retriever
+        .retrieve("lava eruption magma crater", 3)
+        .await
+        .unwrap();
+    assert_eq!(top.len(), 3);
+    assert_eq!(top[0].chunk_id, "volcano#0");
+    assert_eq!(top[0].doc_id, "volcano");
+    assert_eq!(top[0].text, "lava eruption magma crater");
+    assert!((top[0].score - 1.0).abs() < 1e-6, "{}", top[0].score);
+    assert!(top[1].score <= top[0].score);
+    assert!(retriever.retrieve("anything", 0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn ties_go_to_the_greater_document_id_then_the_earlier_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 0, false);
+    let fake = fake("bow-16", None);
+    let (retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+
+    let twins = retriever.search("same words here twice", 2).await.unwrap();
+    let twin_ids: Vec<&str> = twins.iter().map(|c| c.chunk_id.as_str()).collect();
+    assert_eq!(twin_ids, ["twin-b#0", "twin-a#0"]);
+    assert_eq!(twins[0].score, twins[1].score);
+
+    let echoes = retriever.search("echo", 2).await.unwrap();
+    let echo_ids: Vec<&str> = echoes.iter().map(|c| c.chunk_id.as_str()).collect();
+    assert_eq!(echo_ids, ["repeat#0", "repeat#1"]);
+    assert_eq!(echoes[0].score, echoes[1].score);
+}
+
+#[tokio::test]
+async fn the_top_k_is_the_exact_cosine_ranking() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 1000, false);
+    let fake = fake("bow-16", None);
+    let (retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+    let chunks: Vec<_> = index.chunks().map(Result::unwrap).collect();
+    assert!(
+        chunks.len() > 2048,
+        "the search needs several parallel tasks"
+    );
+    for query in [
+        "moon river war",
+        "jazz light",
+        "treaty of glucose",
+        "kubrick",
+        "zebra",
+    ] {
+        let q = bag_of_words(query);
+        let reference: HashMap<String, f32> = chunks
+            .iter()
+            .map(|c| {
+                let v = bag_of_words(&c.text);
+                (
+                    c.chunk_id.clone(),
+                    q.iter().zip(&v).map(|(a, b)| a * b).sum(),
+                )
+            })
+            .collect();
+        let full = retriever.nearest(&q, chunks.len()).unwrap();
+        assert_eq!(full.len(), chunks.len());
+        for k in [1, 5, 17] {
+            let hits = retriever.nearest(&q, k).unwrap();
+            assert_eq!(
+                hits,
+                full[..k],
+                "{query}: top {k} is a prefix of the full ranking"
+            );
+            let listed = ids(&index, &hits);
+            for (hit, id) in hits.iter().zip(&listed) {
+                assert!((hit.score - reference[id]).abs() < 1e-5, "{query}: {id}");
+            }
+            for pair in hits.windows(2) {
+                let (a, b) = (&pair[0], &pair[1]);
+                assert!(
+                    a.score > b.score
+                        || (a.score == b.score
+                            && (index.doc_id(a) > index.doc_id(b)
+                                || (a.doc_ord == b.doc_ord && a.chunk_n < b.chunk_n))),
+                    "{query}: {} before {}",
+                    index.chunk_id(a),
+                    index.chunk_id(b)
+                );
+            }
+            let last = hits.last().unwrap().score;
+            for (id, score) in &reference {
+                assert!(
+                    listed.contains(id) || *score <= last + 1e-5,
+                    "{query}: {id} ({score}) missing from the top {k}"
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn stored_embeddings_are_reused_and_rebuilt_when_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 30, false);
+    let cache = dir.path().join("dense");
+    let fake = fake("bow-16", None);
+    let (first, reports) = dense(&index, &fake, &cache).await;
+    assert_eq!(building_reason(&reports), Some("no stored embeddings"));
+    assert_eq!(fake.embedded() as u64, index.n_chunks());
+    assert!(matches!(
+        reports.last(),
+        Some(DenseProgress::Embedded { done, total }) if done == total
+    ));
+    let file_bytes = index.n_chunks() * DIM as u64 * 4;
+    assert_eq!(
+        std::fs::metadata(cache.join(EMBEDDINGS_FILE))
+            .unwrap()
+            .len(),
+        file_bytes
+    );
+
+    let (second, reports) = dense(&index, &fake, &cache).await;
+    assert!(
+        matches!(reports[..], [DenseProgress::Reused { .. }]),
+        "{reports:?}"
+    );
+    assert_eq!(
+        fake.embedded() as u64,
+        index.n_chunks(),
+        "nothing embedded again"
+    );
+    let q = bag_of_words("moon river");
+    assert_eq!(
+        first.nearest(&q, 10).unwrap(),
+        second.nearest(&q, 10).unwrap()
+    );
+
+    // A file cut short (a copy interrupted, a full disk) is noticed and rebuilt.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(cache.join(EMBEDDINGS_FILE))
+        .unwrap();
+    file.set_len(file_bytes - 4).unwrap();
+    drop(file);
+    let (third, reports) = dense(&index, &fake, &cache).await;
+    let reason = building_reason(&reports).expect("rebuilt");
+    assert!(reason.contains("bytes"), "{reason}");
+    assert_eq!(fake.embedded() as u64, 2 * index.n_chunks());
+    assert_eq!(
+        std::fs::metadata(cache.join(EMBEDDINGS_FILE))
+            .unwrap()
+            .len(),
+        file_bytes
+    );
+    assert_eq!(
+        third.nearest(&q, 10).unwrap(),
+        first.nearest(&q, 10).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn stored_embeddings_of_another_index_or_model_are_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    // The cache lives outside the index, so it survives the index's rebuild.
+    let cache = dir.path().join("dense");
+    let index = build(dir.path(), 20, false);
+    let fake = fake("bow-16", None);
+    dense(&index, &fake, &cache).await;
+    let n_before = index.n_chunks();
+
+    let index = build(dir.path(), 25, true);
+    let (retriever, reports) = dense(&index, &fake, &cache).await;
+    let reason = building_reason(&reports).expect("rebuilt");
+    assert!(reason.contains("another index"), "{reason}");
+    assert_eq!(fake.embedded() as u64, n_before + index.n_chunks());
+    assert_eq!(retriever.n_chunks() as u64, index.n_chunks());
+
+    let other = self::fake("bow-16-other", None);
+    let (_, reports) = dense(&index, &other, &cache).await;
+    let reason = building_reason(&reports).expect("rebuilt");
+    assert!(reason.contains("model bow-16,"), "{reason}");
+    assert_eq!(other.embedded() as u64, index.n_chunks());
+}
+
+#[tokio::test]
+async fn an_interrupted_build_is_never_taken_as_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("dense");
+    let index = build(dir.path(), 2000, false);
+    assert!(index.n_chunks() > 1200, "the build needs several steps");
+    let fake_ok = fake("bow-16", None);
+    dense(&index, &fake_ok, &cache).await;
+    assert!(cache.join(META_FILE).exists());
+
+    // The same model fails half way through a rebuild (after the index changed)…
+    let index = build(dir.path(), 2001, true);
+    let failing = fake("bow-16", Some(600));
+    let error = DenseRetriever::build(index.clone(), failing.embedder.clone(), &cache, &mut |_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, RagError::EmbedChunks { first, .. } if first.contains('#')),
+        "{error}"
+    );
+    assert!(!cache.join(META_FILE).exists());
+
+    // …so the next build starts again rather than trusting what is on disk.
+    let fresh = fake("bow-16", None);
+    let (retriever, reports) = dense(&index, &fresh, &cache).await;
+    assert_eq!(building_reason(&reports), Some("no stored embeddings"));
+    assert_eq!(fresh.embedded() as u64, index.n_chunks());
+    assert_eq!(retriever.n_chunks() as u64, index.n_chunks());
+}
+
+#[test]
+fn reciprocal_rank_fusion_matches_hand_computed_scores() {
+    type Lists = Vec<Vec<(&'static str, u32)>>;
+    type Fused = Vec<(&'static str, u32, f64)>;
+    let cases: Vec<(&str, Lists, usize, f64, Fused)> = vec![
+        (
+            "both lists, swapped: tie broken by document id descending",
+            vec![vec![("a", 0), ("b", 0), ("c", 0)], vec![("b", 0), ("a", 0)]],
+            10,
+            60.0,
+            vec![
+                ("b", 0, 1.0 / 62.0 + 1.0 / 61.0),
+                ("a", 0, 1.0 / 61.0 + 1.0 / 62.0),
+                ("c", 0, 1.0 / 63.0),
+            ],
+        ),
+        (
+            "k cuts the fused list",
+            vec![vec![("a", 0), ("b", 0), ("c", 0)], vec![("b", 0), ("a", 0)]],
+            1,
+            60.0,
+            vec![("b", 0, 1.0 / 62.0 + 1.0 / 61.0)],
+        ),
+        (
+            "one document's chunks tied: earlier chunk first",
+            vec![vec![("d", 2)], vec![("d", 1)]],
+            10,
+            60.0,
+            vec![("d", 1, 1.0 / 61.0), ("d", 2, 1.0 / 61.0)],
+        ),
+        (
+            "a chunk in one list only can beat one in both",
+            vec![vec![("x", 0), ("y", 0)], vec![("z", 0), ("w", 0), ("y", 0)]],
+            10,
+            0.0,
+            vec![
+                ("z", 0, 1.0),
+                ("x", 0, 1.0),
+                ("y", 0, 0.5 + 1.0 / 3.0),
+                ("w", 0, 0.5),
+            ],
+        ),
+        (
+            "a chunk listed twice counts at its first place",
+            vec![vec![("a", 0), ("b", 0), ("a", 0)]],
+            10,
+            60.0,
+            vec![("a", 0, 1.0 / 61.0), ("b", 0, 1.0 / 62.0)],
+        ),
+        (
+            "three lists",
+            vec![
+                vec![("p", 0), ("q", 0)],
+                vec![("q", 0), ("p", 0)],
+                vec![("q", 0)],
+            ],
+            10,
+            1.0,
+            vec![
+                ("q", 0, 1.0 / 3.0 + 1.0 / 2.0 + 1.0 / 2.0),
+                ("p", 0, 0.5 + 1.0 / 3.0),
+            ],
+        ),
+        ("no lists", vec![], 10, 60.0, vec![]),
+        ("empty lists", vec![vec![], vec![]], 10, 60.0, vec![]),
+    ];
+    for (name, lists, k, constant, expected) in cases {
+        let fused = reciprocal_rank_fusion(&lists, k, constant);
+        assert_eq!(fused.len(), expected.len(), "{name}: {fused:?}");
+        for (got, want) in fused.iter().zip(&expected) {
+            assert_eq!((got.0, got.1), (want.0, want.1), "{name}: {fused:?}");
+            assert!((got.2 - want.2).abs() < 1e-15, "{name}: {fused:?}");
+        }
+    }
+}
+
+fn as_refs(list: &[(String, u32)]) -> Vec<(&str, u32)> {
+    list.iter().map(|(d, n)| (d.as_str(), *n)).collect()
+}
+
+#[tokio::test]
+async fn hybrid_fuses_the_bm25_and_dense_rankings() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 80, false);
+    let fake = fake("bow-16", None);
+    let (dense_retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+    let bm25 = Bm25Retriever::new(index.clone());
+    let settings = FusionSettings {
+        depth: 12,
+        rrf_constant: 60.0,
+    };
+    // What the hybrid retriever must equal, from the two retrievers on their own.
+    let mut expected = HashMap::new();
+    for query in [
+        "moon river war",
+        "lava eruption",
+        "jazz blues light",
+        "same words",
+    ] {
+        for k in [1, 5, 20] {
+            let depth = k.max(settings.depth);
+            let lexical = bm25.hits(query, depth);
+            let q = dense_retriever.embed_query(query).await.unwrap();
+            let semantic = dense_retriever.nearest(&q, depth).unwrap();
+            let keys = |hits: &[Hit]| -> Vec<(String, u32)> {
+                hits.iter()
+                    .map(|h| (index.doc_id(h).to_string(), h.chunk_n))
+                    .collect()
+            };
+            let (lexical, semantic) = (keys(&lexical), keys(&semantic));
+            let fused: Vec<(String, f64)> = reciprocal_rank_fusion(
+                &[as_refs(&lexical), as_refs(&semantic)],
+                k,
+                settings.rrf_constant,
+            )
+            .into_iter()
+            .map(|(d, n, s)| (format!("{d}#{n}"), s))
+            .collect();
+            expected.insert((query, k), fused);
+        }
+    }
+    let hybrid = HybridRetriever::new(bm25, dense_retriever, settings).unwrap();
+    assert_eq!(hybrid.name(), "hybrid");
+    let texts: HashMap<String, String> = index
+        .chunks()
+        .map(|c| c.map(|c| (c.chunk_id, c.text)).unwrap())
+        .collect();
+    for ((query, k), fused) in &expected {
+        let got = hybrid.retrieve(query, *k).await.unwrap();
+        let got_pairs: Vec<(String, f64)> =
+            got.iter().map(|c| (c.chunk_id.clone(), c.score)).collect();
+        assert_eq!(&got_pairs, fused, "{query} top {k}");
+        for chunk in &got {
+            assert_eq!(chunk.text, texts[&chunk.chunk_id]);
+            assert!(chunk.chunk_id.starts_with(&format!("{}#", chunk.doc_id)));
+        }
+    }
+    // Both retrievers agree on the volcano chunk, so it is first with 2 / 61.
+    let top = hybrid
+        .retrieve("lava eruption magma crater", 1)
+        .await
+        .unwrap();
+    assert_eq!(top[0].chunk_id, "volcano#0");
+    assert!((top[0].score - 2.0 / 61.0).abs() < 1e-15);
+    assert!(hybrid.retrieve("lava", 0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_negative_rrf_constant_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 0, false);
+    let fake = fake("bow-16", None);
+    let (dense_retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+    let settings = FusionSettings {
+        rrf_constant: -1.0,
+        ..FusionSettings::default()
+    };
+    let error =
+        HybridRetriever::new(Bm25Retriever::new(index), dense_retriever, settings).unwrap_err();
+    assert!(error.to_string().contains("rrf_constant"), "{error}");
+}
