@@ -72,6 +72,16 @@ pub struct Generator<'a> {
     settings: GenerateSettings,
 }
 
+/// An `f32` setting as JSON in its shortest form (0.7, not 0.699999988079071).
+pub(crate) fn f32_json(value: f32) -> serde_json::Value {
+    value
+        .to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
 /// A seed that servers accept (31 bits), derived from the item seed and a label.
 fn request_seed(item_seed: u64, label: &str) -> u64 {
     xxh3_64_with_seed(label.as_bytes(), item_seed) & 0x7fff_ffff
@@ -159,8 +169,8 @@ impl<'a> Generator<'a> {
             model: self.generator.model().to_string(),
             params: json!({
                 "candidates": self.settings.candidates,
-                "temperature": self.settings.temperature,
-                "top_p": self.settings.top_p,
+                "temperature": f32_json(self.settings.temperature),
+                "top_p": self.settings.top_p.map(f32_json),
                 "max_tokens": self.settings.max_tokens,
                 "seed": seed,
             }),

@@ -148,6 +148,12 @@ pub struct LlmConfig {
     pub structured_output: bool,
     #[serde(default = "default_cache")]
     pub cache: CacheSetting,
+    /// Price of a million prompt tokens (any currency), for the cost in the run manifest.
+    #[serde(default)]
+    pub price_prompt_per_mtok: Option<f64>,
+    /// Price of a million completion tokens.
+    #[serde(default)]
+    pub price_completion_per_mtok: Option<f64>,
 }
 
 /// The `[embeddings]` table of a run config.
@@ -232,6 +238,8 @@ impl LlmConfig {
             max_backoff_s: default_max_backoff_s(),
             structured_output: true,
             cache: default_cache(),
+            price_prompt_per_mtok: None,
+            price_completion_per_mtok: None,
         }
     }
 
@@ -248,6 +256,18 @@ impl LlmConfig {
     /// Checks values that TOML types cannot: non-empty model and endpoints for remote
     /// backends, URLs, positive limits, an environment variable's name (not a key).
     pub fn validate(&self, source_name: &str) -> Result<(), ConfigError> {
+        for (field, price) in [
+            ("price_prompt_per_mtok", self.price_prompt_per_mtok),
+            ("price_completion_per_mtok", self.price_completion_per_mtok),
+        ] {
+            if price.is_some_and(|p| !(p >= 0.0 && p.is_finite())) {
+                return Err(ConfigError::new(
+                    source_name,
+                    format!("llm.{field}"),
+                    "must be a non-negative number",
+                ));
+            }
+        }
         let remote = self.backend != ChatBackendKind::Embedded;
         let common = Common {
             table: "llm",
@@ -279,6 +299,18 @@ impl LlmConfig {
     /// The API key from the environment variable named by `api_key_env`.
     pub fn api_key(&self) -> Result<Option<String>, ConfigError> {
         api_key("llm", self.api_key_env.as_deref())
+    }
+
+    /// What the calls of `usage` cost at the configured prices; `None` when no price is set.
+    /// Cache hits cost nothing (their tokens are not in the usage).
+    pub fn cost(&self, usage: &crate::UsageSummary) -> Option<f64> {
+        if self.price_prompt_per_mtok.is_none() && self.price_completion_per_mtok.is_none() {
+            return None;
+        }
+        let prompt = self.price_prompt_per_mtok.unwrap_or(0.0) * usage.prompt_tokens as f64;
+        let completion =
+            self.price_completion_per_mtok.unwrap_or(0.0) * usage.completion_tokens as f64;
+        Some((prompt + completion) / 1e6)
     }
 }
 

@@ -60,6 +60,16 @@ above. If they do not contain the answer, reply exactly: \"{REFUSAL}\""
     vec![Message::system(SYSTEM), Message::user(user)]
 }
 
+/// An `f32` setting as JSON in its shortest form (0.6, not 0.6000000238418579).
+fn f32_json(value: f32) -> serde_json::Value {
+    value
+        .to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
 /// Phrases by which an answer declines to answer (compared in lowercase, with curly
 /// apostrophes straightened).
 const REFUSAL_PHRASES: &[&str] = &[
@@ -122,15 +132,12 @@ pub struct AnswerModel {
     pub params: serde_json::Value,
 }
 
-/// What one answer cost.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// What one answer cost in tokens. Times and cache hits are not recorded per answer (they
+/// differ between runs, and the file must not); the run manifest has them per stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AnswerUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    /// Wall time of the model call (of the original call, on a cache hit).
-    pub latency_ms: f64,
-    /// Answered from the response cache.
-    pub cached: bool,
 }
 
 /// One line of `answers.jsonl`.
@@ -221,8 +228,8 @@ impl<'a> Answerer<'a> {
                 backend: self.client.backend().to_string(),
                 model: self.client.model().to_string(),
                 params: serde_json::json!({
-                    "temperature": self.settings.temperature,
-                    "top_p": self.settings.top_p,
+                    "temperature": f32_json(self.settings.temperature),
+                    "top_p": self.settings.top_p.map(f32_json),
                     "max_tokens": self.settings.max_tokens,
                     "top_k": self.settings.top_k,
                     "seed": seed,
@@ -231,8 +238,6 @@ impl<'a> Answerer<'a> {
             usage: AnswerUsage {
                 prompt_tokens: reply.completion.usage.prompt_tokens,
                 completion_tokens: reply.completion.usage.completion_tokens,
-                latency_ms: reply.completion.usage.latency_ms,
-                cached: reply.cached,
             },
         })
     }

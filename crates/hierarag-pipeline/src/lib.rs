@@ -1,0 +1,32 @@
+//! Run directories (DESIGN.md §2, §10): the stages that turn a plan into a benchmark, answers
+//! and scores, each appending finished records and resuming from them.
+//!
+//! - [`Journal`]: an append-only JSONL file; reopening it cuts off a torn last line and tells
+//!   which ids are done; [`sort_records`] puts a finished file in plan order atomically, so a
+//!   run killed and resumed ends with the same bytes as one that was not;
+//! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`]: one pass of a stage over the items
+//!   not yet done, concurrently, with failures recorded in `<stage>.failures.jsonl` and
+//!   retried by the next pass;
+//! - [`Manifest`]: `manifest.json` — config, version, seed, per-stage timings, inputs and
+//!   outputs with hashes, LLM usage and cost.
+//!
+//! The crate does no terminal output: stages report through [`Progress`].
+
+mod error;
+mod journal;
+mod manifest;
+mod stages;
+
+pub use error::PipelineError;
+pub use journal::{
+    Journal, file_sha256, read_input, read_records, read_values, retain_records, sort_records,
+    write_atomic, write_values_atomic,
+};
+pub use manifest::{
+    Failure, MANIFEST_FILE, Manifest, OutputFile, StageRecord, StageUsage, now_unix_s,
+};
+pub use stages::{
+    ANSWERS_FILE, AnswerStage, BENCHMARK_FILE, EvaluateStage, GenerateStage, NoProgress, PLAN_FILE,
+    Progress, REJECTS_FILE, SCORES_FILE, ScoreRecord, StageOutcome, answer_seed, cosine,
+    failures_file, score,
+};

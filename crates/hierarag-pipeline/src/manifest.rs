@@ -1,0 +1,131 @@
+//! `manifest.json` at the root of a run directory: what ran, with what, and what it cost.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hierarag_llm::UsageSummary;
+use serde::{Deserialize, Serialize};
+
+use crate::error::PipelineError;
+use crate::journal::write_atomic;
+
+/// The file name of the manifest inside a run directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// A run's manifest (DESIGN.md §2): the resolved config, the tool version, seeds, model
+/// identifiers, input and output hashes, per-stage timings and LLM usage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub tool: String,
+    pub version: String,
+    /// The config the run was started with, resolved (defaults filled in), as JSON.
+    #[serde(default)]
+    pub config: serde_json::Value,
+    #[serde(default)]
+    pub seed: u64,
+    /// Stage name → what its last completed pass did, in pipeline order of first run.
+    #[serde(default)]
+    pub stages: BTreeMap<String, StageRecord>,
+}
+
+/// One stage's last pass.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// Seconds since the Unix epoch when the pass started and ended.
+    pub started_unix_s: u64,
+    pub finished_unix_s: u64,
+    /// Wall time of the pass (a resumed pass counts only itself).
+    pub seconds: f64,
+    /// Input files → sha256.
+    #[serde(default)]
+    pub inputs: BTreeMap<String, String>,
+    /// Output files → sha256 and record count.
+    #[serde(default)]
+    pub outputs: BTreeMap<String, OutputFile>,
+    /// Items the stage had to do, found already done, did now, and lost.
+    pub items: usize,
+    pub resumed: usize,
+    pub written: usize,
+    pub failed: usize,
+    /// The failed items with their reasons (also in `<stage>.failures.jsonl`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
+    /// One entry per LLM or embedding client the stage used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub usage: Vec<StageUsage>,
+}
+
+/// An output file's fingerprint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFile {
+    pub sha256: String,
+    pub records: usize,
+}
+
+/// An item a stage could not do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub stage: String,
+    pub item_id: String,
+    pub reason: String,
+}
+
+/// A client's usage in one stage, with its role and cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageUsage {
+    /// `generator`, `filter`, `answerer`, `embeddings`.
+    pub role: String,
+    #[serde(flatten)]
+    pub summary: UsageSummary,
+    /// In the currency of the configured prices; absent when no price is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_unix_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Manifest {
+    /// Reads `manifest.json` from a run directory; a missing one is a fresh manifest.
+    pub fn load(run_dir: &Path) -> Result<Manifest, PipelineError> {
+        let path = run_dir.join(MANIFEST_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| PipelineError::Record {
+                path,
+                line: e.line(),
+                message: e.to_string(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+                tool: "hierarag".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                ..Manifest::default()
+            }),
+            Err(e) => Err(PipelineError::io(path, e)),
+        }
+    }
+
+    /// Writes the manifest atomically.
+    pub fn save(&self, run_dir: &Path) -> Result<(), PipelineError> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a manifest serialises");
+        bytes.push(b'\n');
+        write_atomic(&run_dir.join(MANIFEST_FILE), &bytes)
+    }
+
+    /// Loads, changes and saves the manifest of `run_dir` in one step.
+    pub fn update(
+        run_dir: &Path,
+        change: impl FnOnce(&mut Manifest),
+    ) -> Result<Manifest, PipelineError> {
+        let mut manifest = Manifest::load(run_dir)?;
+        manifest.tool = "hierarag".into();
+        manifest.version = env!("CARGO_PKG_VERSION").into();
+        change(&mut manifest);
+        manifest.save(run_dir)?;
+        Ok(manifest)
+    }
+}

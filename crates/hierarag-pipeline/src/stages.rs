@@ -1,0 +1,422 @@
+//! The generate, answer and evaluate stages over a run directory: append as items finish,
+//! resume from what is there, record failures, end in plan order.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use hierarag_generate::{BenchmarkRecord, Generator, ItemOutcome, SourceDocument};
+use hierarag_llm::Embedder;
+use hierarag_metrics::{ScoredDoc, evaluate_query};
+use hierarag_plan::PlanItem;
+use hierarag_rag::{AnswerRecord, Answerer};
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::error::PipelineError;
+use crate::journal::{Journal, retain_records, sort_records, write_values_atomic};
+use crate::manifest::Failure;
+
+pub const PLAN_FILE: &str = "plan.jsonl";
+pub const BENCHMARK_FILE: &str = "benchmark.jsonl";
+pub const REJECTS_FILE: &str = "rejects.jsonl";
+pub const ANSWERS_FILE: &str = "answers.jsonl";
+pub const SCORES_FILE: &str = "scores.jsonl";
+
+/// The file listing a stage's failed items (rewritten by every pass; absent when none failed).
+pub fn failures_file(dir: &Path, stage: &str) -> PathBuf {
+    dir.join(format!("{stage}.failures.jsonl"))
+}
+
+/// How a stage reports progress (the binary draws bars; tests pass [`NoProgress`]).
+pub trait Progress: Sync {
+    /// Items to do in this pass, and how many were already done.
+    fn start(&self, total: u64, already_done: u64);
+    /// `n` more items finished (written or failed).
+    fn advance(&self, n: u64);
+}
+
+/// Reports nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _total: u64, _already_done: u64) {}
+    fn advance(&self, _n: u64) {}
+}
+
+/// What one pass of a stage did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StageOutcome {
+    /// Items the stage is responsible for.
+    pub items: usize,
+    /// Found done from an earlier pass.
+    pub resumed: usize,
+    /// Done in this pass.
+    pub written: usize,
+    /// Lost in this pass, with reasons (rerunning the stage tries them again).
+    pub failures: Vec<Failure>,
+    pub seconds: f64,
+}
+
+impl StageOutcome {
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+fn position_map<'a>(ids: impl Iterator<Item = &'a str>) -> HashMap<String, usize> {
+    ids.enumerate().map(|(i, id)| (id.to_string(), i)).collect()
+}
+
+/// Errors unless every record already in `journal` belongs to the items of this pass (a file
+/// left by another plan or benchmark must not be mixed in).
+fn check_foreign(journal: &Journal, order: &HashMap<String, usize>) -> Result<(), PipelineError> {
+    let mut foreign: Vec<&String> = journal
+        .done()
+        .iter()
+        .filter(|id| !order.contains_key(*id))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    foreign.sort();
+    Err(PipelineError::Invalid(format!(
+        "{} holds {} record{} that are not in this stage's input (first: {:?}); it belongs to \
+another plan or benchmark: use a fresh run directory or remove the file",
+        journal.path().display(),
+        foreign.len(),
+        if foreign.len() == 1 { "" } else { "s" },
+        foreign[0]
+    )))
+}
+
+fn write_failures(dir: &Path, stage: &str, failures: &[Failure]) -> Result<(), PipelineError> {
+    let path = failures_file(dir, stage);
+    if failures.is_empty() {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(PipelineError::io(&path, e)),
+            _ => Ok(()),
+        };
+    }
+    let values: Vec<serde_json::Value> = failures
+        .iter()
+        .map(|f| serde_json::to_value(f).expect("a failure serialises"))
+        .collect();
+    write_values_atomic(&path, &values.iter().collect::<Vec<_>>())
+}
+
+/// Inputs of the generate stage.
+#[derive(Debug)]
+pub struct GenerateStage<'a> {
+    pub plan: &'a [PlanItem],
+    /// The text of every document the plan uses, by id.
+    pub documents: &'a HashMap<String, String>,
+    pub generator: &'a Generator<'a>,
+    /// Where `benchmark.jsonl`, `rejects.jsonl` and `generate.failures.jsonl` go.
+    pub out_dir: &'a Path,
+    /// Items in progress at once.
+    pub concurrency: usize,
+}
+
+impl GenerateStage<'_> {
+    /// Generates every plan item not yet in `benchmark.jsonl`.
+    pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
+        let started = Instant::now();
+        let order = position_map(self.plan.iter().map(|i| i.item_id.as_str()));
+        let benchmark_path = self.out_dir.join(BENCHMARK_FILE);
+        let rejects_path = self.out_dir.join(REJECTS_FILE);
+        let mut benchmark = Journal::open(&benchmark_path, "id")?;
+        check_foreign(&benchmark, &order)?;
+        // Rejects of items that did not finish are produced again when they are redone.
+        retain_records(&rejects_path, "item_id", benchmark.done())?;
+        let mut rejects = Journal::open_side(&rejects_path)?;
+
+        let todo: Vec<&PlanItem> = self
+            .plan
+            .iter()
+            .filter(|item| !benchmark.contains(&item.item_id))
+            .collect();
+        let resumed = self.plan.len() - todo.len();
+        progress.start(self.plan.len() as u64, resumed as u64);
+        let mut failures = Vec::new();
+        let mut written = 0;
+        let mut outcomes = futures_util::stream::iter(todo.into_iter().map(|item| async move {
+            match self.documents_of(item) {
+                Ok(documents) => self.generator.generate(item, &documents).await,
+                Err(reason) => ItemOutcome {
+                    item_id: item.item_id.clone(),
+                    record: None,
+                    rejects: Vec::new(),
+                    failure: Some(reason),
+                },
+            }
+        }))
+        .buffer_unordered(self.concurrency.max(1));
+        while let Some(outcome) = outcomes.next().await {
+            // Rejects first: a record on disk means its item is complete.
+            if outcome.record.is_some() {
+                for reject in &outcome.rejects {
+                    rejects.append_side(reject)?;
+                }
+            }
+            match (&outcome.record, &outcome.failure) {
+                (Some(record), _) => {
+                    benchmark.append(record)?;
+                    written += 1;
+                }
+                (None, failure) => failures.push(Failure {
+                    stage: "generate".into(),
+                    item_id: outcome.item_id.clone(),
+                    reason: failure.clone().unwrap_or_else(|| "no record".into()),
+                }),
+            }
+            progress.advance(1);
+        }
+        drop(outcomes);
+        sort_records(&benchmark_path, "id", &order)?;
+        sort_records(&rejects_path, "item_id", &order)?;
+        failures.sort_by_key(|f| order.get(&f.item_id).copied());
+        write_failures(self.out_dir, "generate", &failures)?;
+        Ok(StageOutcome {
+            items: self.plan.len(),
+            resumed,
+            written,
+            failures,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    fn documents_of(&self, item: &PlanItem) -> Result<Vec<SourceDocument>, String> {
+        item.doc_ids
+            .iter()
+            .map(|id| {
+                self.documents
+                    .get(id)
+                    .map(|text| SourceDocument {
+                        id: id.clone(),
+                        text: text.clone(),
+                    })
+                    .ok_or_else(|| format!("document {id:?} is not in the corpus"))
+            })
+            .collect()
+    }
+}
+
+/// The seed of a question's answer: from the run seed and the question id.
+pub fn answer_seed(run_seed: u64, id: &str) -> u64 {
+    xxh3_64_with_seed(format!("answer/{id}").as_bytes(), run_seed) & 0x7fff_ffff
+}
+
+/// Inputs of the answer stage.
+#[derive(Debug)]
+pub struct AnswerStage<'a> {
+    pub benchmark: &'a [BenchmarkRecord],
+    pub answerer: &'a Answerer<'a>,
+    /// Where `answers.jsonl` and `answer.failures.jsonl` go.
+    pub out_dir: &'a Path,
+    pub concurrency: usize,
+    pub seed: u64,
+}
+
+impl AnswerStage<'_> {
+    /// Answers every benchmark question not yet in `answers.jsonl`.
+    pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
+        let started = Instant::now();
+        let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
+        let path = self.out_dir.join(ANSWERS_FILE);
+        let mut answers = Journal::open(&path, "id")?;
+        check_foreign(&answers, &order)?;
+        let todo: Vec<&BenchmarkRecord> = self
+            .benchmark
+            .iter()
+            .filter(|r| !answers.contains(&r.id))
+            .collect();
+        let resumed = self.benchmark.len() - todo.len();
+        progress.start(self.benchmark.len() as u64, resumed as u64);
+        let mut failures = Vec::new();
+        let mut written = 0;
+        let mut results = futures_util::stream::iter(todo.into_iter().map(|record| async move {
+            let seed = answer_seed(self.seed, &record.id);
+            (
+                record.id.clone(),
+                self.answerer
+                    .answer(&record.id, &record.question, seed)
+                    .await,
+            )
+        }))
+        .buffer_unordered(self.concurrency.max(1));
+        while let Some((id, result)) = results.next().await {
+            match result {
+                Ok(answer) => {
+                    answers.append(&answer)?;
+                    written += 1;
+                }
+                Err(error) => failures.push(Failure {
+                    stage: "answer".into(),
+                    item_id: id,
+                    reason: error.to_string(),
+                }),
+            }
+            progress.advance(1);
+        }
+        drop(results);
+        sort_records(&path, "id", &order)?;
+        failures.sort_by_key(|f| order.get(&f.item_id).copied());
+        write_failures(self.out_dir, "answer", &failures)?;
+        Ok(StageOutcome {
+            items: self.benchmark.len(),
+            resumed,
+            written,
+            failures,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// One line of `scores.jsonl`: every metric of one answered question (DESIGN.md §7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreRecord {
+    pub id: String,
+    /// Retrieval, against the question's source document(s), trec_eval semantics.
+    pub ap: f64,
+    pub ndcg_10: f64,
+    pub recall_10: f64,
+    pub rr: f64,
+    /// Cosine similarity of the MiniLM embeddings of answer and reference.
+    pub cs: f64,
+    /// ROUGE-1 F-measure (rouge-score's defaults).
+    pub rouge1: f64,
+    /// Sentence BLEU, 0–100 (sacrebleu's defaults).
+    pub bleu: f64,
+    pub refused: bool,
+}
+
+/// Inputs of the evaluate stage.
+#[derive(Debug)]
+pub struct EvaluateStage<'a> {
+    pub benchmark: &'a [BenchmarkRecord],
+    pub answers: &'a [AnswerRecord],
+    pub embedder: &'a Embedder,
+    /// Where `scores.jsonl` goes.
+    pub out_dir: &'a Path,
+    /// Questions embedded per request (two texts each).
+    pub batch: usize,
+}
+
+impl EvaluateStage<'_> {
+    /// Scores every answered question not yet in `scores.jsonl`, in benchmark order.
+    pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
+        let started = Instant::now();
+        let references: HashMap<&str, &BenchmarkRecord> =
+            self.benchmark.iter().map(|r| (r.id.as_str(), r)).collect();
+        let mut answered: Vec<&AnswerRecord> = Vec::new();
+        let mut seen = HashSet::new();
+        for answer in self.answers {
+            if !references.contains_key(answer.id.as_str()) {
+                return Err(PipelineError::Invalid(format!(
+                    "answers.jsonl has question {:?}, which is not in benchmark.jsonl",
+                    answer.id
+                )));
+            }
+            if seen.insert(answer.id.as_str()) {
+                answered.push(answer);
+            }
+        }
+        let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
+        answered.sort_by_key(|a| order[&a.id]);
+        let path = self.out_dir.join(SCORES_FILE);
+        let mut scores = Journal::open(&path, "id")?;
+        check_foreign(&scores, &order)?;
+        let todo: Vec<&AnswerRecord> = answered
+            .iter()
+            .copied()
+            .filter(|a| !scores.contains(&a.id))
+            .collect();
+        let resumed = answered.len() - todo.len();
+        progress.start(answered.len() as u64, resumed as u64);
+        let mut failures = Vec::new();
+        let mut written = 0;
+        for batch in todo.chunks(self.batch.max(1)) {
+            let mut texts = Vec::with_capacity(batch.len() * 2);
+            for answer in batch {
+                texts.push(answer.answer.clone());
+                texts.push(references[answer.id.as_str()].answer.clone());
+            }
+            let vectors = match self.embedder.embed(&texts).await {
+                Ok(vectors) => vectors,
+                Err(error) => {
+                    failures.extend(batch.iter().map(|a| Failure {
+                        stage: "evaluate".into(),
+                        item_id: a.id.clone(),
+                        reason: format!("embedding failed: {error}"),
+                    }));
+                    progress.advance(batch.len() as u64);
+                    continue;
+                }
+            };
+            for (n, answer) in batch.iter().enumerate() {
+                let reference = references[answer.id.as_str()];
+                let score = score(answer, reference, &vectors[2 * n], &vectors[2 * n + 1]);
+                scores.append(&score)?;
+                written += 1;
+            }
+            progress.advance(batch.len() as u64);
+        }
+        sort_records(&path, "id", &order)?;
+        write_failures(self.out_dir, "evaluate", &failures)?;
+        Ok(StageOutcome {
+            items: answered.len(),
+            resumed,
+            written,
+            failures,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// Cosine similarity; 0 when either vector is zero.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
+}
+
+/// Every metric of one answer.
+pub fn score(
+    answer: &AnswerRecord,
+    reference: &BenchmarkRecord,
+    answer_vector: &[f32],
+    reference_vector: &[f32],
+) -> ScoreRecord {
+    let relevant = reference.doc_ids.iter().map(|id| (id.clone(), 1)).collect();
+    let ranking: Vec<ScoredDoc> = answer
+        .doc_ids
+        .iter()
+        .zip(&answer.doc_scores)
+        .map(|(id, score)| ScoredDoc::new(id.clone(), *score))
+        .collect();
+    let retrieval = evaluate_query(&relevant, &ranking);
+    // `+ 0.0` turns -0.0 (a zero gain divided out) into 0.0, as trec_eval prints it.
+    ScoreRecord {
+        id: answer.id.clone(),
+        ap: retrieval.ap + 0.0,
+        ndcg_10: retrieval.ndcg_cut_10 + 0.0,
+        recall_10: retrieval.recall_10 + 0.0,
+        rr: retrieval.recip_rank + 0.0,
+        cs: cosine(answer_vector, reference_vector) + 0.0,
+        rouge1: hierarag_metrics::rouge1(&reference.answer, &answer.answer).fmeasure,
+        bleu: hierarag_metrics::sentence_bleu(&answer.answer, &[reference.answer.as_str()]).score,
+        refused: answer.refused,
+    }
+}
