@@ -11,10 +11,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "Hierarchical synthetic QA benchmarks that show where a RAG system fails",
     long_about = "HieraRAG builds a hierarchical synthetic QA benchmark from your corpus, runs a \
 RAG pipeline on it, scores every answer and tells you which question dimension and which \
-granularity reveal the most about your system.\n\nThis release covers the first stages: corpus \
-ingestion, 512-word chunking, a BM25 index, search, batch retrieval, retrieval metrics with \
-trec_eval semantics, question taxonomies (TOML, validation, SVG, DataMorgana configurations) \
-and experiment plans (`hierarag plan`).",
+granularity reveal the most about your system.\n\nStart with `hierarag run \
+examples/quickstart.toml`: it indexes a corpus, plans and generates the benchmark, answers it \
+with retrieval and an LLM, and scores every answer. Each stage is also a subcommand of its own. \
+Analysis and the report come in a later release.",
     after_help = "Exit codes: 0 success; 1 bad input (a file, an option, a corpus record); \
 2 internal error.\nLogs go to stderr and honour RUST_LOG; data goes to stdout.\n\
 Assets are stored under $HIERARAG_HOME (default ~/.cache/hierarag)."
@@ -38,6 +38,13 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The main job: index → plan → generate → answer → evaluate in one run directory.
+    ///
+    /// Reads a run config (see examples/quickstart.toml), writes everything under its [run]
+    /// dir with a manifest.json, shows one progress bar per stage, and resumes: rerun after an
+    /// interruption and only the missing records are made. Exits 1 when any item failed,
+    /// after naming the failed items.
+    Run(crate::commands::run::RunArgs),
     /// Fetch the Wikipedia sample, index it, run its 10,033 titles as queries and score them.
     ///
     /// The quickest way to see every stage that exists so far working together. Everything is
@@ -49,7 +56,8 @@ pub enum Command {
     Search(SearchArgs),
     /// Run a file of queries against an index and write a TREC run file.
     Retrieve(RetrieveArgs),
-    /// Score results: `eval retrieval` compares a TREC run with qrels.
+    /// Score results: `eval retrieval` compares a TREC run with qrels; `eval text` scores
+    /// answers against references (ROUGE-1, BLEU).
     #[command(subcommand)]
     Eval(EvalCommand),
     /// Sample data: `data fetch wiki-sample`.
@@ -88,6 +96,16 @@ pub enum Command {
 
 Options on the command line override the [design] table of --config."#)]
     Plan(PlanArgs),
+    /// Generate the benchmark from a plan: questions and reference answers by an LLM, checked
+    /// by an LLM filter (benchmark.jsonl, rejects.jsonl).
+    Generate(crate::commands::stages::GenerateArgs),
+    /// Answer the benchmark's questions with retrieval and an LLM (answers.jsonl).
+    Answer(crate::commands::stages::AnswerArgs),
+    /// Score every answer: AP, nDCG@10, Recall@10, RR, MiniLM cosine, ROUGE-1, BLEU,
+    /// refusal (scores.jsonl).
+    Evaluate(crate::commands::stages::EvaluateArgs),
+    /// Export a run's benchmark for other tools: BEIR, Ragas, DeepEval, TREC qrels and runs.
+    Export(crate::commands::export::ExportArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -239,7 +257,7 @@ pub struct TaxonomyExportArgs {
 }
 
 /// Where the corpus comes from and how to read it.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CorpusArgs {
     /// Corpus inputs: JSONL or Parquet files, glob patterns (quote them: 'shards/*.parquet'),
     /// directories of .txt/.md files, or `wiki-sample` for the built-in Wikipedia sample
@@ -373,6 +391,9 @@ pub enum EvalCommand {
     /// AP, nDCG@10, Recall@10 and RR of a TREC run against qrels, with trec_eval's semantics;
     /// queries in the qrels without any result count as 0.
     Retrieval(EvalRetrievalArgs),
+    /// ROUGE-1 F and sentence BLEU (and corpus BLEU) of predictions against references:
+    /// `{id, reference, prediction}` JSONL lines in, per-pair and mean scores out.
+    Text(crate::commands::eval_text::EvalTextArgs),
 }
 
 #[derive(Debug, Args)]

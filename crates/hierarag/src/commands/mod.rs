@@ -2,13 +2,17 @@
 
 mod data;
 mod eval;
+pub mod eval_text;
+pub mod export;
 mod index;
 mod llm;
 mod models;
 mod plan;
 mod quickstart;
 mod retrieve;
+pub mod run;
 mod search;
+pub mod stages;
 mod taxonomy;
 
 use std::process::ExitCode;
@@ -23,10 +27,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Search(args) => search::run(&args),
         Command::Retrieve(args) => retrieve::run(&args, quiet),
         Command::Eval(EvalCommand::Retrieval(args)) => eval::run(&args),
+        Command::Eval(EvalCommand::Text(args)) => eval_text::run(&args),
         Command::Data(DataCommand::Fetch(args)) => data::run(&args, quiet),
         Command::Models(command) => models::run(&command, quiet),
         Command::Llm(command) => llm::run(&command, quiet),
         Command::Taxonomy(command) => taxonomy::run(&command),
         Command::Plan(args) => plan::run(&args, quiet),
+        Command::Run(args) => run::run(&args, quiet),
+        Command::Generate(args) => stages::run_generate(&args, quiet),
+        Command::Answer(args) => stages::run_answer(&args, quiet),
+        Command::Evaluate(args) => stages::run_evaluate(&args, quiet),
+        Command::Export(args) => export::run(&args, quiet),
     }
 }

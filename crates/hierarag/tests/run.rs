@@ -1,0 +1,394 @@
+//! `hierarag run` end to end against a local OpenAI-compatible mock server: the whole
+//! pipeline, kill-and-resume with SIGKILL at several points, and failed items.
+//!
+//! The mock answers deterministically from the request (generation: candidates made from the
+//! document's words; filter: every candidate but the second passes; answering: the first
+//! passage's first words; embeddings: hashed bags of words), so two runs must write the same
+//! bytes. It waits a few milliseconds per request so that a kill lands mid-stage.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// Starts the mock server on 127.0.0.1 in a background thread; returns its base URL.
+fn start_mock(delay_ms: u64) -> String {
+    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new()
+                .route(
+                    "/v1/chat/completions",
+                    post(move |Json(body): Json<Value>| async move {
+                        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                        chat(&body)
+                    }),
+                )
+                .route(
+                    "/v1/embeddings",
+                    post(|Json(body): Json<Value>| async move { embeddings(&body) }),
+                );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            sender.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    let address = receiver.recv().unwrap();
+    format!("http://{address}/v1")
+}
+
+fn reply(text: String) -> axum::response::Response {
+    Json(json!({
+        "id": "mock",
+        "object": "chat.completion",
+        "model": "mock-1",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    }))
+    .into_response()
+}
+
+fn words_after<'a>(text: &'a str, marker: &str, n: usize) -> Vec<&'a str> {
+    text.split(marker)
+        .nth(1)
+        .unwrap_or("")
+        .split_whitespace()
+        .take(n)
+        .collect()
+}
+
+fn chat(body: &Value) -> axum::response::Response {
+    let messages = body["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap_or("");
+    let user = messages.last().unwrap()["content"].as_str().unwrap_or("");
+    // Only generation fails on the marked document (answers may still retrieve it).
+    if user.contains("FAILME") && system.contains("question-answer pairs") {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "this document is refused by the mock"}})),
+        )
+            .into_response();
+    }
+    if system.contains("reviewer") {
+        let n = user.matches("Candidate ").count();
+        let verdicts: Vec<Value> = (1..=n)
+            .map(|c| {
+                json!({"candidate": c, "faithful": c != 2, "fits_category": true,
+                       "standalone": true, "reason": if c == 2 { "unsupported" } else { "fine" }})
+            })
+            .collect();
+        return reply(json!({ "verdicts": verdicts }).to_string());
+    }
+    if system.contains("question-answer pairs") {
+        let k: usize = words_after(user, "Write ", 1)[0].parse().unwrap();
+        let words = words_after(user, "<document number=\"1\">", 12);
+        let constraint = words_after(user, "characteristics:\n-", 3).join(" ");
+        let candidates: Vec<Value> = (0..k)
+            .map(|i| {
+                json!({
+                    "question": format!("Which {} about {} ({constraint})?", ["fact", "detail", "claim"][i % 3], words[i..i + 3].join(" ")),
+                    "answer": words[i..i + 6].join(" "),
+                })
+            })
+            .collect();
+        return reply(json!({ "candidates": candidates }).to_string());
+    }
+    let answer = words_after(user, "[1]", 8).join(" ");
+    reply(if answer.is_empty() {
+        "I cannot answer this question from the given context.".into()
+    } else {
+        answer
+    })
+}
+
+fn embeddings(body: &Value) -> axum::response::Response {
+    let inputs: Vec<String> = match &body["input"] {
+        Value::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect(),
+        Value::String(s) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let mut vector = [0.0f32; 16];
+            for word in text.to_lowercase().split_whitespace() {
+                let h = word
+                    .bytes()
+                    .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+                vector[(h % 16) as usize] += 1.0;
+            }
+            vector[15] += 0.5;
+            json!({"object": "embedding", "index": i, "embedding": vector.to_vec()})
+        })
+        .collect();
+    Json(
+        json!({"object": "list", "data": data, "model": "mock-embed",
+                "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
+    )
+    .into_response()
+}
+
+const TOPICS: [&str; 8] = [
+    "river",
+    "castle",
+    "orchestra",
+    "volcano",
+    "library",
+    "railway",
+    "glacier",
+    "harbour",
+];
+
+/// A small corpus of plain English documents (one marked FAILME when asked).
+fn write_corpus(dir: &Path, with_failing: bool) -> PathBuf {
+    let mut lines = String::new();
+    for n in 0..40 {
+        let topic = TOPICS[n % TOPICS.len()];
+        let marker = if with_failing && n == 3 {
+            " FAILME"
+        } else {
+            ""
+        };
+        let text = format!(
+            "The {topic} of Example{n}{marker} was first described in {year} by a traveller \
+named Writer{n}. It lies near the town of Place{n} and is known for its {adj} history. \
+Visitors to the {topic} report that local guides tell stories about Example{n} every summer, \
+and the regional museum keeps records of the {topic} since {year}.",
+            year = 1800 + n * 3,
+            adj = ["long", "quiet", "violent", "curious"][n % 4],
+        );
+        lines.push_str(&json!({"id": format!("doc{n:02}"), "text": text}).to_string());
+        lines.push('\n');
+    }
+    let path = dir.join("corpus.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+fn write_config(dir: &Path, corpus: &Path, base_url: &str, run_dir: &Path) -> PathBuf {
+    let config = format!(
+        r#"[run]
+dir = "{run}"
+seed = 7
+
+[corpus]
+inputs = ["{corpus}"]
+
+[design]
+kind = "rq1"
+per_dimension = 6
+
+[generate]
+candidates = 3
+
+[answer]
+top_k = 5
+
+[llm]
+backend = "openai"
+model = "mock-1"
+base_urls = ["{base_url}"]
+concurrency = 4
+max_attempts = 2
+backoff_s = 0.01
+
+[embeddings]
+backend = "openai"
+model = "mock-embed"
+base_urls = ["{base_url}"]
+batch_size = 8
+"#,
+        run = run_dir.display(),
+        corpus = corpus.display(),
+    );
+    let path = dir.join(format!(
+        "{}.toml",
+        run_dir.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+fn hierarag() -> StdCommand {
+    let mut command = StdCommand::cargo_bin("hierarag").unwrap();
+    command.env_remove("RUST_LOG");
+    command
+}
+
+fn run_to_end(config: &Path) -> std::process::Output {
+    hierarag().arg("run").arg(config).output().unwrap()
+}
+
+const OUTPUTS: [&str; 5] = [
+    "plan.jsonl",
+    "benchmark.jsonl",
+    "rejects.jsonl",
+    "answers.jsonl",
+    "scores.jsonl",
+];
+
+fn lines(path: &Path) -> usize {
+    std::fs::read(path)
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+        .unwrap_or(0)
+}
+
+/// Starts a run and SIGKILLs it once `file` has at least `at_least` lines.
+fn kill_when(config: &Path, file: &Path, at_least: usize) -> bool {
+    let mut child: Child = hierarag()
+        .arg("run")
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(_status) = child.try_wait().unwrap() {
+            return false; // finished before the kill point
+        }
+        if lines(file) >= at_least || Instant::now() > deadline {
+            child.kill().unwrap(); // SIGKILL on Unix
+            child.wait().unwrap();
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_same_files_as_an_uninterrupted_one() {
+    let base_url = start_mock(15);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+
+    let straight = dir.path().join("straight");
+    let config = write_config(dir.path(), &corpus, &base_url, &straight);
+    let out = run_to_end(&config);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("results in"), "{stdout}");
+    assert_eq!(lines(&straight.join("benchmark.jsonl")), 24);
+    assert_eq!(lines(&straight.join("scores.jsonl")), 24);
+    // The filter rejects the second candidate of every item.
+    assert_eq!(lines(&straight.join("rejects.jsonl")), 24);
+
+    // Kill in the middle of generation (twice), of answering and of evaluation.
+    let resumed = dir.path().join("resumed");
+    let config = write_config(dir.path(), &corpus, &base_url, &resumed);
+    let mut kills = 0;
+    for (file, at_least) in [
+        ("benchmark.jsonl", 5),
+        ("benchmark.jsonl", 15),
+        ("answers.jsonl", 8),
+        ("scores.jsonl", 1),
+    ] {
+        if kill_when(&config, &resumed.join(file), at_least) {
+            kills += 1;
+        }
+    }
+    assert!(kills >= 3, "the run finished before most kill points");
+    let out = run_to_end(&config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in OUTPUTS {
+        let a = std::fs::read(straight.join(file)).unwrap();
+        let b = std::fs::read(resumed.join(file)).unwrap();
+        assert!(a == b, "{file} differs after kill and resume");
+    }
+
+    // The manifest records the config, every stage, and the LLM usage of each role.
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(resumed.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["seed"], 7);
+    for stage in ["index", "plan", "generate", "answer", "evaluate"] {
+        assert!(
+            manifest["stages"][stage].is_object(),
+            "no {stage} in {manifest:#}"
+        );
+    }
+    let usage = &manifest["stages"]["generate"]["usage"];
+    assert_eq!(usage[0]["role"], "generator");
+    assert_eq!(usage[1]["role"], "filter");
+    assert_eq!(manifest["stages"]["generate"]["items"], 24);
+
+    // A rerun of a finished run does nothing and changes nothing.
+    let out = run_to_end(&config);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("generate: 24 of 24 done (24 from an earlier pass)"),
+        "{stderr}"
+    );
+    for file in OUTPUTS {
+        assert_eq!(
+            std::fs::read(straight.join(file)).unwrap(),
+            std::fs::read(resumed.join(file)).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_run_whose_llm_fails_some_calls_exits_1_naming_the_failed_items() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    // Every document is used (40 items over 40 documents), so doc03 (FAILME) is in the plan.
+    let corpus = write_corpus(dir.path(), true);
+    let run_dir = dir.path().join("failing");
+    let config = write_config(dir.path(), &corpus, &base_url, &run_dir);
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("per_dimension = 6", "per_dimension = 10");
+    std::fs::write(&config, text).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let plan = std::fs::read_to_string(run_dir.join("plan.jsonl")).unwrap();
+    let failed_item = plan
+        .lines()
+        .find(|l| l.contains("\"doc03\""))
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["item_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .expect("doc03 in the plan");
+    assert!(
+        stderr.contains(&format!("{failed_item}: generation call failed")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("this document is refused by the mock"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("1 item failed"), "{stdout}");
+    let failures = std::fs::read_to_string(run_dir.join("generate.failures.jsonl")).unwrap();
+    assert_eq!(failures.lines().count(), 1);
+    assert!(failures.contains(&failed_item));
+    // Everything else went through.
+    assert_eq!(lines(&run_dir.join("benchmark.jsonl")), 39);
+    assert_eq!(lines(&run_dir.join("scores.jsonl")), 39);
+}
