@@ -155,11 +155,10 @@ impl GenerateStage<'_> {
         }))
         .buffer_unordered(self.concurrency.max(1));
         while let Some(outcome) = outcomes.next().await {
-            // Rejects first: a record on disk means its item is complete.
-            if outcome.record.is_some() {
-                for reject in &outcome.rejects {
-                    rejects.append_side(reject)?;
-                }
+            // Rejects first: a record on disk means its item is complete. A failed item's
+            // rejects are kept too; the next pass drops them with the item and redoes both.
+            for reject in &outcome.rejects {
+                rejects.append_side(reject)?;
             }
             match (&outcome.record, &outcome.failure) {
                 (Some(record), _) => {
