@@ -61,6 +61,13 @@ pub fn parse_candidates(reply: &str) -> Result<Vec<Candidate>, String> {
         found.extend(candidates_in(&value));
     }
     if found.is_empty() {
+        // A reply cut off by the token limit: keep the candidates that were completed.
+        found = complete_objects(reply)
+            .iter()
+            .filter_map(candidate_from)
+            .collect();
+    }
+    if found.is_empty() {
         found = labelled_pairs(reply);
     }
     let found: Vec<Candidate> = found
@@ -268,6 +275,46 @@ fn verdict_from(object: &serde_json::Map<String, Value>) -> Option<Verdict> {
     })
 }
 
+/// Every complete, parseable `{…}` object in `text` that holds no other object, found by
+/// a scan that respects JSON strings; used on replies truncated mid-document.
+fn complete_objects(text: &str) -> Vec<Value> {
+    let bytes = text.as_bytes();
+    let mut objects = Vec::new();
+    let mut starts: Vec<(usize, bool)> = Vec::new(); // (start, holds an object)
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => {
+                if let Some(last) = starts.last_mut() {
+                    last.1 = true;
+                }
+                starts.push((i, false));
+            }
+            b'}' => {
+                if let Some((start, nested)) = starts.pop()
+                    && !nested
+                    && let Ok(value) = serde_json::from_str::<Value>(&text[start..=i])
+                {
+                    objects.push(value);
+                }
+            }
+            _ => {}
+        }
+    }
+    objects
+}
+
 /// `Question: …` / `Answer: …` pairs (also `Q:`/`A:`, numbered, any case); an answer runs to
 /// the next question.
 fn labelled_pairs(reply: &str) -> Vec<Candidate> {
@@ -372,6 +419,16 @@ mod tests {
             parse_candidates(lines).unwrap(),
             vec![pair("Who?", "Ada"), pair("When?", "1843")]
         );
+    }
+
+    #[test]
+    fn keeps_the_complete_candidates_of_a_truncated_reply() {
+        let reply = r#"{"candidates": [{"question": "Who {wrote} it?", "answer": "Ada \"the\" first"}, {"question": "When did she wri"#;
+        assert_eq!(
+            parse_candidates(reply).unwrap(),
+            vec![pair("Who {wrote} it?", "Ada \"the\" first")]
+        );
+        assert!(parse_candidates(r#"{"candidates": [{"question": "Who"#).is_err());
     }
 
     #[test]
