@@ -1,6 +1,6 @@
 //! One plan item in, one benchmark record (or a failure) out.
 
-use hierarag_llm::{ChatClient, ChatRequest, Message};
+use hierarag_llm::{ChatClient, ChatRequest, Message, f32_json};
 use hierarag_plan::PlanItem;
 use hierarag_taxonomy::Taxonomy;
 use serde_json::json;
@@ -70,16 +70,6 @@ pub struct Generator<'a> {
     generator: &'a ChatClient,
     filter: Option<&'a ChatClient>,
     settings: GenerateSettings,
-}
-
-/// An `f32` setting as JSON in its shortest form (0.7, not 0.699999988079071).
-pub(crate) fn f32_json(value: f32) -> serde_json::Value {
-    value
-        .to_string()
-        .parse::<f64>()
-        .ok()
-        .and_then(serde_json::Number::from_f64)
-        .map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 /// A seed that servers accept (31 bits), derived from the item seed and a label.

@@ -72,7 +72,7 @@ pub use openai::{OpenAiChat, OpenAiEmbeddings};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use types::{
     BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, JsonSchema, Message,
-    Role, Usage,
+    Role, Usage, f32_json,
 };
 pub use usage::UsageSummary;
 

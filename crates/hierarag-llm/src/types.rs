@@ -88,6 +88,17 @@ impl ChatRequest {
     }
 }
 
+/// A request's `f32` setting (temperature, top-p) as JSON in its shortest decimal form (0.7,
+/// not 0.699999988079071), for the records that say which parameters produced them.
+pub fn f32_json(value: f32) -> serde_json::Value {
+    value
+        .to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
 /// Tokens and time one call cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {

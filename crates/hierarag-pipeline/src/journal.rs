@@ -302,6 +302,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PipelineError> {
 
 /// The sha256 of a file, hex; `None` when it does not exist.
 pub fn file_sha256(path: &Path) -> Result<Option<String>, PipelineError> {
+    Ok(file_fingerprint(path)?.map(|(sha256, _)| sha256))
+}
+
+/// The sha256 (hex) and line count of a file, in one read; `None` when it does not exist.
+pub fn file_fingerprint(path: &Path) -> Result<Option<(String, usize)>, PipelineError> {
     use sha2::{Digest, Sha256};
     let mut file = match File::open(path) {
         Ok(file) => file,
@@ -309,8 +314,19 @@ pub fn file_sha256(path: &Path) -> Result<Option<String>, PipelineError> {
         Err(e) => return Err(PipelineError::io(path, e)),
     };
     let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher).map_err(|e| PipelineError::io(path, e))?;
-    Ok(Some(hex::encode(hasher.finalize())))
+    let mut lines = 0;
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let n = file
+            .read(&mut buffer)
+            .map_err(|e| PipelineError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        lines += buffer[..n].iter().filter(|&&b| b == b'\n').count();
+    }
+    Ok(Some((hex::encode(hasher.finalize()), lines)))
 }
 
 #[cfg(test)]

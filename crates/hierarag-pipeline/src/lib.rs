@@ -19,8 +19,8 @@ mod stages;
 
 pub use error::PipelineError;
 pub use journal::{
-    Journal, file_sha256, read_input, read_records, read_values, retain_records, sort_records,
-    write_atomic, write_values_atomic,
+    Journal, file_fingerprint, file_sha256, read_input, read_records, read_values, retain_records,
+    sort_records, write_atomic, write_values_atomic,
 };
 pub use manifest::{
     Failure, MANIFEST_FILE, Manifest, OutputFile, StageRecord, StageUsage, now_unix_s,

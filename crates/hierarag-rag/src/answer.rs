@@ -1,6 +1,6 @@
 //! The answering prompt, refusal detection, and one question answered.
 
-use hierarag_llm::{ChatClient, ChatRequest, Message};
+use hierarag_llm::{ChatClient, ChatRequest, Message, f32_json};
 use serde::{Deserialize, Serialize};
 
 use crate::error::RagError;
@@ -58,16 +58,6 @@ pub fn answer_messages(
 above. If they do not contain the answer, reply exactly: \"{REFUSAL}\""
     );
     vec![Message::system(SYSTEM), Message::user(user)]
-}
-
-/// An `f32` setting as JSON in its shortest form (0.6, not 0.6000000238418579).
-fn f32_json(value: f32) -> serde_json::Value {
-    value
-        .to_string()
-        .parse::<f64>()
-        .ok()
-        .and_then(serde_json::Number::from_f64)
-        .map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 /// Phrases by which an answer declines to answer (compared in lowercase, with curly

@@ -20,7 +20,9 @@ pub struct RunConfig {
     /// The file it was read from.
     pub source: PathBuf,
     pub run: RunSection,
-    pub corpus: CorpusSection,
+    /// Always present for `hierarag run` ([`RunConfig::parse`] requires it); absent in the
+    /// model settings of the stand-alone stages, which take their inputs from the command line.
+    pub corpus: Option<CorpusSection>,
     pub index: IndexSection,
     pub taxonomy: Option<PathBuf>,
     pub plan: PlanSection,
@@ -185,7 +187,12 @@ impl RunConfig {
         RunConfig::parse(&text, path)
     }
 
+    /// A config for `hierarag run`: `[corpus]` is required.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<RunConfig> {
+        RunConfig::parse_inner(text, path, true)
+    }
+
+    fn parse_inner(text: &str, path: &Path, require_corpus: bool) -> anyhow::Result<RunConfig> {
         let source = path.display().to_string();
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             let place = e.span().map(|span| {
@@ -198,24 +205,26 @@ impl RunConfig {
                 e.message().trim_end()
             )
         })?;
-        let Some(corpus) = raw.corpus else {
+        if require_corpus && raw.corpus.is_none() {
             bail!("{source}: no [corpus] table; add one, e.g. [corpus] inputs = [\"wiki-sample\"]");
-        };
-        if corpus.inputs.is_empty() {
-            bail!("{source}: [corpus] inputs is empty");
         }
-        if !matches!(corpus.on_error.as_str(), "fail" | "skip") {
-            bail!(
-                "{source}: [corpus] on_error must be \"fail\" or \"skip\", not {:?}",
-                corpus.on_error
-            );
-        }
-        if let Some(format) = &corpus.format
-            && !matches!(format.as_str(), "jsonl" | "parquet" | "textdir")
-        {
-            bail!(
-                "{source}: [corpus] format must be \"jsonl\", \"parquet\" or \"textdir\", not {format:?}"
-            );
+        if let Some(corpus) = &raw.corpus {
+            if corpus.inputs.is_empty() {
+                bail!("{source}: [corpus] inputs is empty");
+            }
+            if !matches!(corpus.on_error.as_str(), "fail" | "skip") {
+                bail!(
+                    "{source}: [corpus] on_error must be \"fail\" or \"skip\", not {:?}",
+                    corpus.on_error
+                );
+            }
+            if let Some(format) = &corpus.format
+                && !matches!(format.as_str(), "jsonl" | "parquet" | "textdir")
+            {
+                bail!(
+                    "{source}: [corpus] format must be \"jsonl\", \"parquet\" or \"textdir\", not {format:?}"
+                );
+            }
         }
         if let Some(design) = &raw.design {
             // Checked now so that a typo fails before any work.
@@ -280,7 +289,7 @@ impl RunConfig {
             answer_concurrency: answer_concurrency
                 .unwrap_or_else(|| 2 * role_concurrency(&answer_llm)),
             run: raw.run,
-            corpus,
+            corpus: raw.corpus,
             index: raw.index,
             taxonomy: raw.taxonomy.map(|t| t.path),
             plan: raw.plan,
@@ -322,26 +331,15 @@ impl RunConfig {
 /// The model settings of a run config for the stand-alone `generate`/`answer`/`evaluate`
 /// commands: the file's, or the embedded defaults without a file.
 pub fn model_config(path: Option<&Path>) -> anyhow::Result<RunConfig> {
+    // The stand-alone commands take their inputs from the command line, so [corpus] is
+    // optional here.
     match path {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("{}: cannot read the run config", path.display()))?;
-            // The stand-alone commands take their inputs from the command line, so a config
-            // without [corpus] is fine here.
-            let text = if toml::from_str::<toml::Table>(&text)
-                .map(|t| t.contains_key("corpus"))
-                .unwrap_or(true)
-            {
-                text
-            } else {
-                format!("{text}\n[corpus]\ninputs = [\"(from the command line)\"]\n")
-            };
-            RunConfig::parse(&text, path)
+            RunConfig::parse_inner(&text, path, false)
         }
-        None => RunConfig::parse(
-            "[corpus]\ninputs = [\"(from the command line)\"]\n",
-            Path::new("(defaults)"),
-        ),
+        None => RunConfig::parse_inner("", Path::new("(defaults)"), false),
     }
 }
 

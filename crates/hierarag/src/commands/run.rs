@@ -183,16 +183,20 @@ fn describe(config: &hierarag_llm::LlmConfig) -> String {
 }
 
 fn corpus_args(config: &RunConfig) -> CorpusArgs {
+    let corpus = config
+        .corpus
+        .as_ref()
+        .expect("RunConfig::load requires a [corpus] table");
     CorpusArgs {
-        inputs: config.corpus.inputs.clone(),
-        format: config.corpus.format.as_deref().map(|f| match f {
+        inputs: corpus.inputs.clone(),
+        format: corpus.format.as_deref().map(|f| match f {
             "parquet" => FormatArg::Parquet,
             "textdir" => FormatArg::Textdir,
             _ => FormatArg::Jsonl,
         }),
-        id_field: config.corpus.id_field.clone(),
-        text_field: config.corpus.text_field.clone(),
-        on_error: if config.corpus.on_error == "skip" {
+        id_field: corpus.id_field.clone(),
+        text_field: corpus.text_field.clone(),
+        on_error: if corpus.on_error == "skip" {
             OnErrorArg::Skip
         } else {
             OnErrorArg::Fail

@@ -13,7 +13,7 @@ use hierarag_llm::{ChatClient, Embedder, LlmConfig};
 use hierarag_pipeline::{
     ANSWERS_FILE, AnswerStage, BENCHMARK_FILE, EvaluateStage, Failure, GenerateStage, Manifest,
     OutputFile, Progress, REJECTS_FILE, SCORES_FILE, StageOutcome, StageRecord, StageUsage,
-    failures_file, file_sha256, now_unix_s, read_input, read_records,
+    failures_file, file_fingerprint, file_sha256, now_unix_s, read_input,
 };
 use hierarag_plan::PlanItem;
 use hierarag_rag::{
@@ -141,12 +141,10 @@ fn report(stage: &str, outcome: &StageOutcome, usages: &[StageUsage], dir: &Path
     }
 }
 
+/// An output file's hash and record count (one record a line), in one read.
 fn output(path: &Path) -> anyhow::Result<OutputFile> {
-    let records = read_records::<serde_json::Value>(path)?.len();
-    Ok(OutputFile {
-        sha256: file_sha256(path)?.unwrap_or_default(),
-        records,
-    })
+    let (sha256, records) = file_fingerprint(path)?.unwrap_or_default();
+    Ok(OutputFile { sha256, records })
 }
 
 /// Records a stage in the manifest of `run_dir`.
