@@ -104,6 +104,12 @@ Options on the command line override the [design] table of --config."#)]
     /// Score every answer: AP, nDCG@10, Recall@10, RR, MiniLM cosine, ROUGE-1, BLEU,
     /// refusal (scores.jsonl).
     Evaluate(crate::commands::stages::EvaluateArgs),
+    /// Which dimension and granularity discriminate: per-category means, DiscPow, NMI, Δ,
+    /// Coherence Ratio per split, factorial effects, bootstrap intervals (analysis.json).
+    Analyze(crate::commands::analyze::AnalyzeArgs),
+    /// Write report.md and a self-contained report.html (tables, charts, recommendations,
+    /// the questions with answers and scores) from a run directory's analysis.json.
+    Report(crate::commands::report::ReportArgs),
     /// Export a run's benchmark for other tools: BEIR, Ragas, DeepEval, TREC qrels and runs.
     Export(crate::commands::export::ExportArgs),
 }

@@ -32,6 +32,8 @@ pub struct RunConfig {
     pub retriever: RetrieverKind,
     pub answer_concurrency: usize,
     pub evaluate: EvaluateSection,
+    /// The statistics of `hierarag analyze` ([analysis]; the seed defaults to the run's).
+    pub analysis: hierarag_analysis::Settings,
     /// The default model for every role.
     pub llm: LlmConfig,
     pub generate_llm: Option<LlmConfig>,
@@ -142,6 +144,7 @@ struct RawConfig {
     answer: Option<toml::Table>,
     #[serde(default)]
     evaluate: EvaluateSection,
+    analysis: Option<toml::Table>,
     /// Read by `hierarag_llm`.
     llm: Option<toml::Table>,
     embeddings: Option<toml::Table>,
@@ -281,6 +284,27 @@ impl RunConfig {
             bail!("{source}: [answer] top_k must be at least 1");
         }
 
+        let analysis = match raw.analysis {
+            None => hierarag_analysis::Settings {
+                seed: raw.run.seed,
+                ..hierarag_analysis::Settings::default()
+            },
+            Some(table) => {
+                let has_seed = table.contains_key("seed");
+                let mut settings: hierarag_analysis::Settings = toml::Value::Table(table)
+                    .try_into()
+                    .map_err(|e: toml::de::Error| {
+                        anyhow::anyhow!("{source}: [analysis]: {}", e.message())
+                    })?;
+                if !has_seed {
+                    settings.seed = raw.run.seed;
+                }
+                crate::commands::analyze::check(&settings)
+                    .with_context(|| format!("{source}: [analysis]"))?;
+                settings
+            }
+        };
+
         let role_concurrency = |role: &Option<LlmConfig>| role.as_ref().unwrap_or(&llm).concurrency;
         Ok(RunConfig {
             source: path.to_path_buf(),
@@ -297,6 +321,7 @@ impl RunConfig {
             answer,
             retriever,
             evaluate: raw.evaluate,
+            analysis,
             llm,
             generate_llm,
             filter_llm,

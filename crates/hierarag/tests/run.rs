@@ -236,12 +236,14 @@ fn run_to_end(config: &Path) -> std::process::Output {
     hierarag().arg("run").arg(config).output().unwrap()
 }
 
-const OUTPUTS: [&str; 5] = [
+const OUTPUTS: [&str; 7] = [
     "plan.jsonl",
+    "taxonomy.toml",
     "benchmark.jsonl",
     "rejects.jsonl",
     "answers.jsonl",
     "scores.jsonl",
+    "analysis.json",
 ];
 
 fn lines(path: &Path) -> usize {
@@ -322,7 +324,9 @@ fn an_interrupted_run_resumes_to_the_same_files_as_an_uninterrupted_one() {
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(resumed.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["seed"], 7);
-    for stage in ["index", "plan", "generate", "answer", "evaluate"] {
+    for stage in [
+        "index", "plan", "generate", "answer", "evaluate", "analyze", "report",
+    ] {
         assert!(
             manifest["stages"][stage].is_object(),
             "no {stage} in {manifest:#}"
@@ -332,6 +336,28 @@ fn an_interrupted_run_resumes_to_the_same_files_as_an_uninterrupted_one() {
     assert_eq!(usage[0]["role"], "generator");
     assert_eq!(usage[1]["role"], "filter");
     assert_eq!(manifest["stages"]["generate"]["items"], 24);
+
+    // The analysis compares the coarse categories of the four rq1 dimensions (Table 1), and
+    // the report holds it with the questions.
+    let analysis: Value =
+        serde_json::from_slice(&std::fs::read(resumed.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["counts"]["analysed"], 24);
+    let table1 = analysis["table1"].as_array().unwrap();
+    let dimensions: Vec<&str> = table1
+        .iter()
+        .map(|row| row["dimension"].as_str().unwrap())
+        .collect();
+    assert_eq!(dimensions, ["qc", "at", "lv", "ph"]);
+    assert!(table1.iter().all(|row| row["n"] == 6));
+    let html = std::fs::read_to_string(resumed.join("report.html")).unwrap();
+    assert!(html.contains("Which dimension discriminates (Table 1)"));
+    assert!(html.contains("id=\"question-table\""));
+    assert_eq!(html.matches("<tr data-set=").count(), 24);
+    let md = std::fs::read_to_string(resumed.join("report.md")).unwrap();
+    assert!(
+        md.contains("| dimension | n | MAP | CS | range | rank |"),
+        "{md}"
+    );
 
     // A rerun of a finished run does nothing and changes nothing.
     let out = run_to_end(&config);

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod analyze;
 mod data;
 mod eval;
 pub mod eval_text;
@@ -9,6 +10,7 @@ mod llm;
 mod models;
 mod plan;
 mod quickstart;
+pub mod report;
 mod retrieve;
 pub mod run;
 mod search;
@@ -37,6 +39,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => stages::run_generate(&args, quiet),
         Command::Answer(args) => stages::run_answer(&args, quiet),
         Command::Evaluate(args) => stages::run_evaluate(&args, quiet),
+        Command::Analyze(args) => analyze::run(&args, quiet),
+        Command::Report(args) => report::run(&args, quiet),
         Command::Export(args) => export::run(&args, quiet),
     }
 }

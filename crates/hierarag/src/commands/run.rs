@@ -13,9 +13,10 @@ use hierarag_generate::BenchmarkRecord;
 use hierarag_index::BuildOptions;
 use hierarag_pipeline::{
     ANSWERS_FILE, BENCHMARK_FILE, Manifest, OutputFile, PLAN_FILE, SCORES_FILE, ScoreRecord,
-    StageOutcome, StageRecord, file_sha256, now_unix_s, read_records,
+    StageOutcome, StageRecord, file_sha256, now_unix_s, read_records, write_atomic,
 };
 
+use super::analyze::TAXONOMY_FILE;
 use crate::cli::{ChunkArgs, CorpusArgs, FormatArg, OnErrorArg, PlanArgs};
 use crate::output::note;
 use crate::run_config::RunConfig;
@@ -120,7 +121,18 @@ pub fn run(args: &RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
 corpus changed: use a fresh --dir)",
     )?;
     let n_items = read_records::<serde_json::Value>(&plan_path)?.len();
-    simple_stage(&dir, "plan", stage_started, clock, n_items, &[&plan_path])?;
+    // The taxonomy beside the plan, so that analyze and report find the same categories.
+    let taxonomy = super::taxonomy::load(config.taxonomy.as_deref())?;
+    let taxonomy_path = dir.join(TAXONOMY_FILE);
+    write_atomic(&taxonomy_path, taxonomy.to_toml_string().as_bytes())?;
+    simple_stage(
+        &dir,
+        "plan",
+        stage_started,
+        clock,
+        n_items,
+        &[&plan_path, &taxonomy_path],
+    )?;
 
     // 3–5. generate, answer, evaluate
     let generated = super::stages::generate(&config, &plan_path, &spec, on_error, &dir, quiet)?;
@@ -134,8 +146,43 @@ corpus changed: use a fresh --dir)",
         quiet,
     )?;
 
+    // 6. analyze
+    let stage_started = now_unix_s();
+    let clock = Instant::now();
+    let analysis = super::analyze::analyze_files(
+        &dir.join(BENCHMARK_FILE),
+        &dir.join(SCORES_FILE),
+        Some(&dir.join(ANSWERS_FILE)),
+        &taxonomy,
+        &config.analysis,
+    )?;
+    let analysis_path = super::analyze::write(&analysis, &dir)?;
+    simple_stage(
+        &dir,
+        "analyze",
+        stage_started,
+        clock,
+        analysis.counts.analysed,
+        &[&analysis_path],
+    )?;
+
+    // 7. report
+    let stage_started = now_unix_s();
+    let clock = Instant::now();
+    let (report_md, report_html) = super::report::write(&dir, &analysis, &taxonomy, None, &dir)?;
+    simple_stage(
+        &dir,
+        "report",
+        stage_started,
+        clock,
+        analysis.counts.analysed,
+        &[&report_md],
+    )?;
+
     let outcomes = [&generated, &answered, &evaluated];
     print_summary(&dir, &outcomes, started.elapsed().as_secs_f64())?;
+    super::analyze::print_recommendations(&analysis)?;
+    note(quiet, format!("report: {}", report_html.display()));
     Ok(super::stages::exit_code(&outcomes))
 }
 
@@ -155,11 +202,19 @@ fn check_config(dir: &Path, config: &RunConfig, reconfigure: bool) -> anyhow::Re
     if manifest.config.is_null() || reconfigure {
         return Ok(());
     }
-    let now = comparable(config);
-    if manifest.config == now {
+    // The analysis settings change no record: a run continues with other ones.
+    let without_analysis = |mut value: serde_json::Value| {
+        if let Some(object) = value.as_object_mut() {
+            object.remove("analysis");
+        }
+        value
+    };
+    let now = without_analysis(comparable(config));
+    let before = without_analysis(manifest.config.clone());
+    if before == now {
         return Ok(());
     }
-    let changed: Vec<String> = match (manifest.config.as_object(), now.as_object()) {
+    let changed: Vec<String> = match (before.as_object(), now.as_object()) {
         (Some(old), Some(new)) => new
             .iter()
             .filter(|(key, value)| old.get(*key) != Some(value))
@@ -287,11 +342,12 @@ fn print_summary(dir: &Path, outcomes: &[&StageOutcome], seconds: f64) -> anyhow
     let failures = super::stages::all_failures(outcomes);
     writeln!(
         out,
-        "\nresults in {}: {} (questions), {}, {}, manifest.json — {} question{} scored in {:.0} s{}",
+        "\nresults in {}: {} (questions), {}, {}, {}, manifest.json — {} question{} scored in {:.0} s{}",
         dir.display(),
         BENCHMARK_FILE,
         ANSWERS_FILE,
         SCORES_FILE,
+        super::analyze::ANALYSIS_FILE,
         scores.len(),
         if scores.len() == 1 { "" } else { "s" },
         seconds,

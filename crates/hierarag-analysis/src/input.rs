@@ -1,0 +1,173 @@
+//! What the analysis reads: one scored question per observation, and the settings.
+
+use std::fmt;
+use std::str::FromStr;
+
+use hierarag_plan::CategoryRef;
+use serde::{Deserialize, Serialize};
+
+/// One scored question: its categories (one, or one per factor of a factorial cell) and its
+/// per-question scores (DESIGN.md §7).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub id: String,
+    /// The plan's set the question belongs to (`qc`, `qc/medium`, `lv×qc`): categories are
+    /// only ever compared within one set.
+    pub set: String,
+    pub categories: Vec<CategoryRef>,
+    pub scores: Scores,
+    /// The generated answer and the reference, for corpus BLEU per category; optional.
+    pub texts: Option<Texts>,
+}
+
+/// The per-question scores of `scores.jsonl`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Scores {
+    pub ap: f64,
+    pub ndcg_10: f64,
+    pub recall_10: f64,
+    pub rr: f64,
+    pub cs: f64,
+    pub rouge1: f64,
+    pub bleu: f64,
+    pub refused: bool,
+}
+
+/// The two texts corpus BLEU is computed over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Texts {
+    pub prediction: String,
+    pub reference: String,
+}
+
+/// A per-question metric: the one the discrimination statistics are computed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Average precision (its mean is MAP).
+    Ap,
+    Ndcg10,
+    Recall10,
+    /// Reciprocal rank (its mean is MRR).
+    Rr,
+    /// MiniLM cosine similarity of answer and reference (the paper's primary metric).
+    #[default]
+    Cs,
+    Rouge1,
+    Bleu,
+    /// 1 for a refusal, 0 otherwise (its mean is the refusal rate).
+    Refused,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 8] = [
+        Metric::Ap,
+        Metric::Ndcg10,
+        Metric::Recall10,
+        Metric::Rr,
+        Metric::Cs,
+        Metric::Rouge1,
+        Metric::Bleu,
+        Metric::Refused,
+    ];
+
+    /// The metric's value for one question.
+    pub fn of(self, scores: &Scores) -> f64 {
+        match self {
+            Metric::Ap => scores.ap,
+            Metric::Ndcg10 => scores.ndcg_10,
+            Metric::Recall10 => scores.recall_10,
+            Metric::Rr => scores.rr,
+            Metric::Cs => scores.cs,
+            Metric::Rouge1 => scores.rouge1,
+            Metric::Bleu => scores.bleu,
+            Metric::Refused => f64::from(u8::from(scores.refused)),
+        }
+    }
+
+    /// The name used in files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::Ap => "ap",
+            Metric::Ndcg10 => "ndcg_10",
+            Metric::Recall10 => "recall_10",
+            Metric::Rr => "rr",
+            Metric::Cs => "cs",
+            Metric::Rouge1 => "rouge1",
+            Metric::Bleu => "bleu",
+            Metric::Refused => "refused",
+        }
+    }
+
+    /// The name of the metric's mean in tables (`MAP`, `CS`, `refusal rate`).
+    pub fn mean_label(self) -> &'static str {
+        match self {
+            Metric::Ap => "MAP",
+            Metric::Ndcg10 => "nDCG@10",
+            Metric::Recall10 => "Recall@10",
+            Metric::Rr => "MRR",
+            Metric::Cs => "CS",
+            Metric::Rouge1 => "ROUGE-1",
+            Metric::Bleu => "BLEU",
+            Metric::Refused => "refusal rate",
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Metric, String> {
+        Metric::ALL
+            .into_iter()
+            .find(|metric| metric.as_str() == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
+                format!("unknown metric `{text}`; one of {}", names.join(", "))
+            })
+    }
+}
+
+/// Options of the analysis (DESIGN.md §8); the defaults are the paper's choices plus the
+/// uncertainty it lacks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// The metric whose category means are compared (the paper: CS).
+    pub metric: Metric,
+    /// Degrees of freedom removed in the standard deviation of category means (0: population).
+    pub ddof: u32,
+    /// Equal-frequency bins of the metric for NMI.
+    pub nmi_bins: usize,
+    /// ε in ρ = σ_sib / (δ_vert + ε).
+    pub epsilon: f64,
+    /// Bootstrap resamples (within categories); 0 turns the intervals off.
+    pub bootstrap: usize,
+    /// Label permutations for the DiscPow p-value; 0 turns the test off.
+    pub permutations: usize,
+    /// Coverage of the intervals.
+    pub confidence: f64,
+    /// Seed of every resample and permutation.
+    pub seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            metric: Metric::Cs,
+            ddof: 0,
+            nmi_bins: 5,
+            epsilon: 1e-3,
+            bootstrap: 1000,
+            permutations: 1000,
+            confidence: 0.95,
+            seed: 0,
+        }
+    }
+}

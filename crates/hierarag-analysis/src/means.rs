@@ -1,0 +1,43 @@
+//! The mean of every metric over a group of questions.
+
+use crate::input::Observation;
+use crate::model::{Estimate, Means};
+
+/// Means of every metric; corpus BLEU only when every question carries its texts.
+pub(crate) fn means(observations: &[&Observation]) -> Means {
+    let n = observations.len() as f64;
+    let mean = |f: &dyn Fn(&Observation) -> f64| {
+        if observations.is_empty() {
+            f64::NAN
+        } else {
+            // `+ 0.0` turns a mean of -0.0 into 0.0.
+            observations.iter().map(|o| f(o)).sum::<f64>() / n + 0.0
+        }
+    };
+    let corpus_bleu = if !observations.is_empty() && observations.iter().all(|o| o.texts.is_some())
+    {
+        let (predictions, references): (Vec<&str>, Vec<&str>) = observations
+            .iter()
+            .filter_map(|o| o.texts.as_ref())
+            .map(|t| (t.prediction.as_str(), t.reference.as_str()))
+            .unzip();
+        Some(hierarag_metrics::corpus_bleu(&predictions, &references).score)
+    } else {
+        None
+    };
+    Means {
+        map: mean(&|o| o.scores.ap),
+        ndcg_10: mean(&|o| o.scores.ndcg_10),
+        recall_10: mean(&|o| o.scores.recall_10),
+        mrr: mean(&|o| o.scores.rr),
+        cs: mean(&|o| o.scores.cs),
+        rouge1: mean(&|o| o.scores.rouge1),
+        bleu: mean(&|o| o.scores.bleu),
+        corpus_bleu,
+        refusal_rate: mean(&|o| f64::from(u8::from(o.scores.refused))),
+    }
+}
+
+pub(crate) fn estimate(value: f64, ci: Option<[f64; 2]>) -> Estimate {
+    Estimate { value, ci }
+}

@@ -1,0 +1,304 @@
+//! What the analysis produces: `analysis.json`.
+
+use hierarag_taxonomy::Granularity;
+use serde::{Deserialize, Serialize};
+
+use crate::input::Settings;
+
+/// The whole analysis of one run (`analysis.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub settings: Settings,
+    /// Questions analysed, and those left out with the reason.
+    pub counts: Counts,
+    /// One entry per (set, dimension, level) of single-category questions: the unit whose
+    /// categories are compared.
+    pub levels: Vec<LevelStats>,
+    /// Every parent with its children one level down where both levels were generated.
+    pub splits: Vec<SplitStats>,
+    /// Per dimension: the mean ρ and the recommended granularity.
+    pub dimensions: Vec<DimensionSummary>,
+    /// The paper's Table 1: the coarse levels compared.
+    pub table1: Vec<Table1Row>,
+    /// The paper's Table 2: DiscPow, NMI and Δ over the levels of each dimension.
+    pub table2: Vec<Table2Row>,
+    /// The paper's Table 3: the best two and worst two categories at the finest level.
+    pub table3: Vec<Table3Block>,
+    /// The paper's Table 4: factorial sets.
+    pub factorials: Vec<Factorial>,
+    /// What could not be computed, and why, in words.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub questions: usize,
+    pub analysed: usize,
+    /// Questions left out (unknown shape), with the reason.
+    pub left_out: Vec<LeftOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub id: String,
+    pub reason: String,
+}
+
+/// The mean of every metric over a group of questions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Means {
+    pub map: f64,
+    pub ndcg_10: f64,
+    pub recall_10: f64,
+    pub mrr: f64,
+    pub cs: f64,
+    pub rouge1: f64,
+    /// Mean sentence BLEU (0–100).
+    pub bleu: f64,
+    /// Corpus BLEU (0–100) over the group, when the texts were given.
+    pub corpus_bleu: Option<f64>,
+    pub refusal_rate: f64,
+}
+
+/// A statistic with its bootstrap percentile interval (absent when resampling is off or the
+/// replicates were degenerate).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub value: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<[f64; 2]>,
+}
+
+/// One category of a level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryStats {
+    pub category: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    pub n: usize,
+    pub means: Means,
+    /// The mean of the analysed metric with its interval.
+    pub metric: Estimate,
+}
+
+/// One (set, dimension, level): its categories and how well they discriminate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelStats {
+    pub set: String,
+    pub dimension: String,
+    pub level: Granularity,
+    pub n: usize,
+    pub means: Means,
+    pub categories: Vec<CategoryStats>,
+    /// Standard deviation of the category means of the metric (None with < 2 categories).
+    pub discpow: Option<Estimate>,
+    /// Permutation p-value of DiscPow against labels shuffled within the level.
+    pub discpow_p: Option<f64>,
+    /// max − min of the category means.
+    pub range: Option<Estimate>,
+    /// NMI between category labels and equal-frequency bins of the metric.
+    pub nmi: Option<f64>,
+    /// DiscPow relative to the next coarser level of the same dimension.
+    pub delta: Option<Delta>,
+}
+
+/// DiscPow(level) / DiscPow(coarser level).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Delta {
+    pub against: Granularity,
+    pub ratio: Estimate,
+}
+
+/// How well a split's children subdivide their parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Calibration {
+    /// ρ > 2: children discriminate and stay aligned with the parent.
+    Well,
+    /// 1 ≤ ρ ≤ 2.
+    Moderate,
+    /// ρ < 1.
+    Poor,
+}
+
+impl Calibration {
+    pub fn of(rho: f64) -> Calibration {
+        if rho > 2.0 {
+            Calibration::Well
+        } else if rho >= 1.0 {
+            Calibration::Moderate
+        } else {
+            Calibration::Poor
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Calibration::Well => "well calibrated (ρ > 2)",
+            Calibration::Moderate => "moderate (1 ≤ ρ ≤ 2)",
+            Calibration::Poor => "poor (ρ < 1)",
+        }
+    }
+}
+
+/// One split: a parent and its children one level down (DESIGN.md §8, Coherence Ratio).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitStats {
+    pub dimension: String,
+    pub parent_level: Granularity,
+    pub parent: String,
+    /// Mean of the metric over the parent's own questions at its level.
+    pub parent_mean: f64,
+    pub children: Vec<String>,
+    pub children_means: Vec<f64>,
+    /// Population standard deviation of the children's means.
+    pub sigma_sib: Estimate,
+    /// |parent mean − mean of the children's means|.
+    pub delta_vert: Estimate,
+    pub rho: Estimate,
+    pub calibration: Calibration,
+}
+
+/// Per dimension: mean ρ and the recommendation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DimensionSummary {
+    pub dimension: String,
+    pub name: String,
+    pub levels: Vec<Granularity>,
+    /// Mean ρ over the dimension's splits.
+    pub mean_rho: Option<f64>,
+    pub recommendation: Option<Recommendation>,
+}
+
+/// The recommended granularity of a dimension with the reason in words (each step down the
+/// levels, and why it was or was not taken).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub level: Granularity,
+    pub reason: String,
+}
+
+/// Table 1: one coarse level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table1Row {
+    pub dimension: String,
+    pub set: String,
+    pub n: usize,
+    pub map: f64,
+    /// Mean of the analysed metric.
+    pub metric: f64,
+    pub range: Option<f64>,
+    /// 1 = the largest range.
+    pub rank: Option<usize>,
+}
+
+/// Table 2: one level of a dimension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table2Row {
+    pub dimension: String,
+    pub level: Granularity,
+    pub n_categories: usize,
+    pub n: usize,
+    pub map: f64,
+    pub metric: f64,
+    pub nmi: Option<f64>,
+    pub discpow: Option<Estimate>,
+    pub delta: Option<Estimate>,
+}
+
+/// Table 3: the best and worst categories of a dimension's finest level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table3Block {
+    pub dimension: String,
+    pub level: Granularity,
+    pub top: Vec<Table3Row>,
+    pub bottom: Vec<Table3Row>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table3Row {
+    pub category: String,
+    pub n: usize,
+    pub map: f64,
+    pub metric: Estimate,
+}
+
+/// A factorial set (Table 4): cells, marginal means, effects and the interaction test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Factorial {
+    pub set: String,
+    pub factors: Vec<Factor>,
+    pub cells: Vec<FactorialCell>,
+    /// Within each category of the first factor, each category of the second against the
+    /// second factor's first category (the paper's "Gap").
+    pub gaps: Vec<Gap>,
+    pub marginals: Vec<Marginal>,
+    /// One per factor, from the unweighted marginal means.
+    pub main_effects: Vec<Effect>,
+    /// The interaction contrast of a 2×2 design.
+    pub interaction: Option<Effect>,
+    /// Two-way ANOVA (unequal n, sum contrasts, type III) of the metric.
+    pub anova: Option<Anova>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Factor {
+    pub dimension: String,
+    pub level: Granularity,
+    pub categories: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactorialCell {
+    /// One category per factor, in factor order.
+    pub categories: Vec<String>,
+    pub n: usize,
+    pub means: Means,
+    pub metric: Estimate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gap {
+    /// The category of the first factor held fixed.
+    pub within: String,
+    pub from: String,
+    pub to: String,
+    /// Mean(to) − mean(from) of the metric.
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Marginal {
+    pub dimension: String,
+    pub category: String,
+    pub n: usize,
+    /// n-weighted means over the cells of this category (the paper's "pooled").
+    pub pooled: Means,
+    /// Unweighted mean of the cell means of the metric.
+    pub unweighted: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Effect {
+    /// What is compared, e.g. `lv: distant − similar`.
+    pub contrast: String,
+    pub value: Estimate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AnovaTerm {
+    pub sum_sq: f64,
+    pub df: f64,
+    pub f: f64,
+    pub p: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Anova {
+    pub first: AnovaTerm,
+    pub second: AnovaTerm,
+    pub interaction: AnovaTerm,
+    pub residual_sum_sq: f64,
+    pub residual_df: f64,
+}

@@ -1,0 +1,127 @@
+//! The run report (DESIGN.md §2): Markdown and a self-contained HTML page with SVG charts.
+//!
+//! [`ReportInput`] gathers what a run produced — a [`RunSummary`] (corpus, models, counts,
+//! failures, usage), the [`Analysis`], the taxonomy and one [`QuestionRow`] per question — and
+//! [`markdown`] and [`html`] render it: the summary, the paper's Tables 1–4 for the user's run,
+//! the splits with their Coherence Ratio, the recommendation per dimension, the taxonomy
+//! figure, charts (DiscPow against granularity with intervals, category means per level, ρ per
+//! split against the thresholds 1 and 2, the factorial interaction plot) and a browsable table
+//! of questions. The HTML page needs nothing from the network: styles, charts and its small
+//! script are inline, and every text from the corpus or an LLM is escaped.
+//!
+//! ```
+//! use hierarag_analysis::{Settings, analyze};
+//! use hierarag_report::{ReportInput, RunSummary, html, markdown};
+//! use hierarag_taxonomy::Taxonomy;
+//!
+//! let taxonomy = Taxonomy::default_taxonomy();
+//! let analysis = analyze(&[], &taxonomy, &Settings::default());
+//! let input = ReportInput {
+//!     title: "empty run".into(),
+//!     summary: RunSummary::default(),
+//!     analysis: &analysis,
+//!     taxonomy: Some(&taxonomy),
+//!     questions: Vec::new(),
+//! };
+//! assert!(markdown(&input).starts_with("# empty run"));
+//! assert!(html(&input).contains("<svg"));
+//! ```
+
+mod charts;
+mod format;
+mod html;
+pub mod html_escape;
+mod markdown;
+mod sections;
+pub mod svg;
+
+use hierarag_analysis::Analysis;
+use hierarag_taxonomy::Taxonomy;
+use serde::{Deserialize, Serialize};
+
+pub use html::html;
+pub use markdown::markdown;
+
+/// Everything a report shows.
+#[derive(Debug, Clone)]
+pub struct ReportInput<'a> {
+    pub title: String,
+    pub summary: RunSummary,
+    pub analysis: &'a Analysis,
+    /// Drawn as the taxonomy figure when given.
+    pub taxonomy: Option<&'a Taxonomy>,
+    /// The browsable table of questions (HTML only; the Markdown report counts them).
+    pub questions: Vec<QuestionRow>,
+}
+
+/// What the run was: facts, stages, LLM usage and failures (from `manifest.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// (label, value) pairs: run directory, corpus, design, models, retriever, seed, version.
+    pub facts: Vec<(String, String)>,
+    pub stages: Vec<StageRow>,
+    pub usage: Vec<UsageRow>,
+    pub failures: Vec<FailureRow>,
+}
+
+/// One stage's last pass.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageRow {
+    pub stage: String,
+    pub items: usize,
+    pub written: usize,
+    pub failed: usize,
+    pub seconds: f64,
+}
+
+/// One LLM or embedding client's use in one stage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageRow {
+    pub stage: String,
+    pub role: String,
+    pub model: String,
+    pub requests: u64,
+    pub cache_hits: u64,
+    pub failures: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub seconds: f64,
+    pub cost: Option<f64>,
+}
+
+/// An item a stage could not do.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailureRow {
+    pub stage: String,
+    pub item: String,
+    pub reason: String,
+}
+
+/// One question of the benchmark with its answer and scores.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionRow {
+    pub id: String,
+    pub set: String,
+    /// `qc/fine: extractive_span`, one per category.
+    pub categories: Vec<String>,
+    pub question: String,
+    pub reference: String,
+    /// None when the question was not answered (or not scored).
+    pub answer: Option<String>,
+    pub refused: bool,
+    pub source_docs: Vec<String>,
+    /// The ranked documents, best first.
+    pub retrieved_docs: Vec<String>,
+    pub scores: Option<QuestionScores>,
+}
+
+/// The per-question scores shown in the table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionScores {
+    pub ap: f64,
+    pub ndcg_10: f64,
+    pub recall_10: f64,
+    pub cs: f64,
+    pub rouge1: f64,
+    pub bleu: f64,
+}

@@ -1,0 +1,649 @@
+//! The report's content as sections of paragraphs, tables and lists, rendered the same way
+//! into Markdown and HTML.
+
+use hierarag_analysis::{Analysis, Estimate, Factorial, Means, Metric};
+
+use crate::ReportInput;
+use crate::format::{delta, num, p_value, seconds, signed, with_interval};
+
+/// One piece of text in a table cell or list item.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Text {
+    Plain(String),
+    /// An identifier (category, question id), shown as code.
+    Code(String),
+    /// Bold.
+    Strong(String),
+    /// Several pieces side by side.
+    Join(Vec<Text>),
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Text {
+        Text::Plain(text)
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Text {
+        Text::Plain(text.to_owned())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Table {
+    pub headers: Vec<String>,
+    /// Per column: right-aligned (numbers).
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<Text>>,
+}
+
+impl Table {
+    fn new(headers: &[(&str, bool)]) -> Table {
+        Table {
+            headers: headers.iter().map(|(h, _)| (*h).to_owned()).collect(),
+            numeric: headers.iter().map(|(_, n)| *n).collect(),
+            rows: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Block {
+    Paragraph(String),
+    Table(Table),
+    List(Vec<Text>),
+    /// A sub-heading inside a section.
+    Heading(String),
+    /// Where the HTML report puts a chart (the Markdown report leaves it out).
+    Chart(ChartRef),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ChartRef {
+    Discpow,
+    Rho,
+    Categories(String),
+    Interaction(String),
+    Taxonomy,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Section {
+    /// The HTML anchor.
+    pub id: String,
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+/// Every section, in report order.
+pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
+    let analysis = input.analysis;
+    let mut out = vec![run(input)];
+    out.extend(recommendations(analysis));
+    out.extend(table1(analysis));
+    out.extend(table2(analysis));
+    out.extend(table3(analysis));
+    out.extend(splits(analysis));
+    out.extend(analysis.factorials.iter().map(|f| factorial(f, analysis)));
+    out.extend(categories(analysis));
+    if input.taxonomy.is_some() {
+        out.push(Section {
+            id: "taxonomy".into(),
+            title: "Taxonomy".into(),
+            blocks: vec![Block::Chart(ChartRef::Taxonomy)],
+        });
+    }
+    out.extend(notes(analysis));
+    out
+}
+
+fn metric_label(analysis: &Analysis) -> &'static str {
+    analysis.settings.metric.mean_label()
+}
+
+fn run(input: &ReportInput<'_>) -> Section {
+    let summary = &input.summary;
+    let analysis = input.analysis;
+    let mut blocks = Vec::new();
+    let mut facts = Table::new(&[("", false), ("", false)]);
+    for (label, value) in &summary.facts {
+        facts
+            .rows
+            .push(vec![label.as_str().into(), value.as_str().into()]);
+    }
+    facts.rows.push(vec![
+        "questions analysed".into(),
+        format!(
+            "{} of {}",
+            analysis.counts.analysed, analysis.counts.questions
+        )
+        .into(),
+    ]);
+    blocks.push(Block::Table(facts));
+    if !summary.stages.is_empty() {
+        let mut table = Table::new(&[
+            ("stage", false),
+            ("items", true),
+            ("written in the last pass", true),
+            ("failed", true),
+            ("time", true),
+        ]);
+        for s in &summary.stages {
+            table.rows.push(vec![
+                s.stage.as_str().into(),
+                s.items.to_string().into(),
+                s.written.to_string().into(),
+                s.failed.to_string().into(),
+                seconds(s.seconds).into(),
+            ]);
+        }
+        blocks.push(Block::Table(table));
+    }
+    if !summary.usage.is_empty() {
+        let mut table = Table::new(&[
+            ("stage", false),
+            ("role", false),
+            ("model", false),
+            ("requests", true),
+            ("cache hits", true),
+            ("failures", true),
+            ("prompt tokens", true),
+            ("completion tokens", true),
+            ("time in calls", true),
+            ("cost", true),
+        ]);
+        for u in &summary.usage {
+            table.rows.push(vec![
+                u.stage.as_str().into(),
+                u.role.as_str().into(),
+                u.model.as_str().into(),
+                u.requests.to_string().into(),
+                u.cache_hits.to_string().into(),
+                u.failures.to_string().into(),
+                u.prompt_tokens.to_string().into(),
+                u.completion_tokens.to_string().into(),
+                seconds(u.seconds).into(),
+                num(u.cost, 4).into(),
+            ]);
+        }
+        blocks.push(Block::Table(table));
+    }
+    if !summary.failures.is_empty() {
+        blocks.push(Block::Paragraph(format!(
+            "{} item{} failed (rerun the run to retry them):",
+            summary.failures.len(),
+            if summary.failures.len() == 1 { "" } else { "s" }
+        )));
+        blocks.push(Block::List(
+            summary
+                .failures
+                .iter()
+                .map(|f| {
+                    Text::Join(vec![
+                        format!("{} ", f.stage).into(),
+                        Text::Code(f.item.clone()),
+                        format!(": {}", f.reason).into(),
+                    ])
+                })
+                .collect(),
+        ));
+    }
+    Section {
+        id: "run".into(),
+        title: "Run".into(),
+        blocks,
+    }
+}
+
+fn recommendations(analysis: &Analysis) -> Option<Section> {
+    let items: Vec<Text> = analysis
+        .dimensions
+        .iter()
+        .filter_map(|d| {
+            d.recommendation.as_ref().map(|r| {
+                Text::Join(vec![
+                    format!("{} ({}): ", d.name, d.dimension).into(),
+                    Text::Strong(r.level.as_str().to_owned()),
+                    format!(" — {}", r.reason).into(),
+                ])
+            })
+        })
+        .collect();
+    (!items.is_empty()).then(|| Section {
+        id: "recommendations".into(),
+        title: "Recommended granularity".into(),
+        blocks: vec![
+            Block::Paragraph(format!(
+                "Per dimension, the finest level reached by steps whose DiscPow gain over the \
+coarser level is supported by the {:.0}% bootstrap interval of Δ.",
+                analysis.settings.confidence * 100.0
+            )),
+            Block::List(items),
+        ],
+    })
+}
+
+fn table1(analysis: &Analysis) -> Option<Section> {
+    if analysis.table1.is_empty() {
+        return None;
+    }
+    let metric = metric_label(analysis);
+    let mut table = Table::new(&[
+        ("dimension", false),
+        ("n", true),
+        ("MAP", true),
+        (metric, true),
+        ("range", true),
+        ("rank", true),
+    ]);
+    for row in &analysis.table1 {
+        table.rows.push(vec![
+            row.dimension.as_str().into(),
+            row.n.to_string().into(),
+            num(Some(row.map), 3).into(),
+            num(Some(row.metric), 3).into(),
+            num(row.range, 3).into(),
+            row.rank
+                .map_or_else(|| "–".into(), |r| r.to_string())
+                .into(),
+        ]);
+    }
+    Some(Section {
+        id: "table1".into(),
+        title: "Which dimension discriminates (Table 1)".into(),
+        blocks: vec![
+            Block::Paragraph(format!(
+                "The coarse level of each dimension. Range = max − min of the category means of \
+{metric}; rank 1 is the largest range."
+            )),
+            Block::Table(table),
+        ],
+    })
+}
+
+fn table2(analysis: &Analysis) -> Option<Section> {
+    if analysis.table2.is_empty() {
+        return None;
+    }
+    let metric = metric_label(analysis);
+    let settings = &analysis.settings;
+    let mut table = Table::new(&[
+        ("dimension", false),
+        ("level", false),
+        ("n", true),
+        ("MAP", true),
+        (metric, true),
+        ("NMI", true),
+        ("DiscPow [CI]", true),
+        ("Δ [CI]", true),
+    ]);
+    for row in &analysis.table2 {
+        table.rows.push(vec![
+            row.dimension.as_str().into(),
+            format!("{} ({})", row.level, row.n_categories).into(),
+            row.n.to_string().into(),
+            num(Some(row.map), 3).into(),
+            num(Some(row.metric), 3).into(),
+            num(row.nmi, 3).into(),
+            with_interval(row.discpow.as_ref(), 3).into(),
+            delta(row.delta.as_ref()).into(),
+        ]);
+    }
+    Some(Section {
+        id: "table2".into(),
+        title: "Granularity (Table 2)".into(),
+        blocks: vec![
+            Block::Paragraph(format!(
+                "DiscPow = standard deviation (ddof {}) of the category means of {metric}; Δ = \
+DiscPow / DiscPow of the coarser level; NMI between categories and {} equal-frequency bins of \
+{metric}. Brackets: {:.0}% bootstrap intervals ({} resamples within categories).",
+                settings.ddof,
+                settings.nmi_bins,
+                settings.confidence * 100.0,
+                settings.bootstrap
+            )),
+            Block::Table(table),
+            Block::Chart(ChartRef::Discpow),
+        ],
+    })
+}
+
+fn table3(analysis: &Analysis) -> Option<Section> {
+    if analysis.table3.is_empty() {
+        return None;
+    }
+    let metric = metric_label(analysis);
+    let mut table = Table::new(&[
+        ("dimension", false),
+        ("", false),
+        ("category", false),
+        ("n", true),
+        ("MAP", true),
+        (metric, true),
+    ]);
+    for block in &analysis.table3 {
+        for (place, rows) in [("best", &block.top), ("worst", &block.bottom)] {
+            for row in rows {
+                table.rows.push(vec![
+                    format!("{} {}", block.dimension, block.level).into(),
+                    place.into(),
+                    Text::Code(row.category.clone()),
+                    row.n.to_string().into(),
+                    num(Some(row.map), 3).into(),
+                    with_interval(Some(&row.metric), 3).into(),
+                ]);
+            }
+        }
+    }
+    Some(Section {
+        id: "table3".into(),
+        title: "Hardest and easiest categories (Table 3)".into(),
+        blocks: vec![
+            Block::Paragraph(format!(
+                "The two best and two worst categories of each dimension's finest level, by \
+{metric}."
+            )),
+            Block::Table(table),
+        ],
+    })
+}
+
+fn splits(analysis: &Analysis) -> Option<Section> {
+    if analysis.splits.is_empty() {
+        return None;
+    }
+    let metric = metric_label(analysis);
+    let parent = format!("parent {metric}");
+    let mut table = Table::new(&[
+        ("dimension", false),
+        ("split", false),
+        (parent.as_str(), true),
+        ("children", false),
+        ("σ_sib", true),
+        ("δ_vert", true),
+        ("ρ [CI]", true),
+        ("calibration", false),
+    ]);
+    for split in &analysis.splits {
+        let mut children = Vec::new();
+        for (i, (c, m)) in split.children.iter().zip(&split.children_means).enumerate() {
+            if i > 0 {
+                children.push(", ".into());
+            }
+            children.push(Text::Code(c.clone()));
+            children.push(format!(" {}", num(Some(*m), 3)).into());
+        }
+        table.rows.push(vec![
+            split.dimension.as_str().into(),
+            Text::Join(vec![
+                Text::Code(split.parent.clone()),
+                format!(" ({})", split.parent_level).into(),
+            ]),
+            num(Some(split.parent_mean), 3).into(),
+            Text::Join(children),
+            num(Some(split.sigma_sib.value), 3).into(),
+            num(Some(split.delta_vert.value), 3).into(),
+            with_interval(Some(&split.rho), 2).into(),
+            split.calibration.describe().into(),
+        ]);
+    }
+    let means: Vec<Text> = analysis
+        .dimensions
+        .iter()
+        .filter_map(|d| {
+            d.mean_rho
+                .map(|rho| format!("mean ρ of {}: {}", d.dimension, num(Some(rho), 2)).into())
+        })
+        .collect();
+    Some(Section {
+        id: "splits".into(),
+        title: "Splits (Coherence Ratio)".into(),
+        blocks: vec![
+            Block::Paragraph(format!(
+                "ρ = σ_sib / (δ_vert + ε) with ε = {}: σ_sib is the standard deviation of the \
+children's mean {metric}, δ_vert the distance between the parent's own mean and the mean of \
+its children's means. ρ > 2: children discriminate and stay aligned with their parent; ρ < 1: \
+the split is poorly calibrated.",
+                analysis.settings.epsilon
+            )),
+            Block::Table(table),
+            Block::List(means),
+            Block::Chart(ChartRef::Rho),
+        ],
+    })
+}
+
+fn factorial(factorial: &Factorial, analysis: &Analysis) -> Section {
+    let metric = metric_label(analysis);
+    let mut blocks = Vec::new();
+    let mut headers: Vec<(&str, bool)> = factorial
+        .factors
+        .iter()
+        .map(|f| (f.dimension.as_str(), false))
+        .collect();
+    headers.extend([("n", true), ("MAP", true), (metric, true)]);
+    let mut cells = Table::new(&headers);
+    for c in &factorial.cells {
+        let mut row: Vec<Text> = c.categories.iter().map(|x| x.as_str().into()).collect();
+        row.push(c.n.to_string().into());
+        row.push(num(Some(c.means.map), 3).into());
+        row.push(with_interval(Some(&c.metric), 3).into());
+        cells.rows.push(row);
+    }
+    blocks.push(Block::Table(cells));
+    if !factorial.gaps.is_empty() {
+        blocks.push(Block::List(
+            factorial
+                .gaps
+                .iter()
+                .map(|g| {
+                    format!(
+                        "gap within {}: {} → {}: {}",
+                        g.within,
+                        g.from,
+                        g.to,
+                        signed(g.value, 3)
+                    )
+                    .into()
+                })
+                .collect(),
+        ));
+    }
+    if !factorial.marginals.is_empty() {
+        let pooled = format!("pooled {metric}");
+        let unweighted = format!("unweighted {metric}");
+        let mut table = Table::new(&[
+            ("marginal", false),
+            ("n", true),
+            ("pooled MAP", true),
+            (pooled.as_str(), true),
+            (unweighted.as_str(), true),
+        ]);
+        for m in &factorial.marginals {
+            table.rows.push(vec![
+                format!("{} = {}", m.dimension, m.category).into(),
+                m.n.to_string().into(),
+                num(Some(m.pooled.map), 3).into(),
+                num(Some(metric_of(&m.pooled, analysis.settings.metric)), 3).into(),
+                num(Some(m.unweighted), 3).into(),
+            ]);
+        }
+        blocks.push(Block::Table(table));
+    }
+    let mut effects: Vec<Text> = factorial
+        .main_effects
+        .iter()
+        .map(|e| {
+            format!(
+                "main effect {}: {}",
+                e.contrast,
+                signed_with_interval(&e.value)
+            )
+            .into()
+        })
+        .collect();
+    if let Some(e) = &factorial.interaction {
+        effects.push(
+            format!(
+                "interaction contrast {}: {}",
+                e.contrast,
+                signed_with_interval(&e.value)
+            )
+            .into(),
+        );
+    }
+    if let Some(anova) = &factorial.anova {
+        let names: Vec<&str> = factorial
+            .factors
+            .iter()
+            .map(|f| f.dimension.as_str())
+            .collect();
+        effects.push(
+            format!(
+                "two-way ANOVA (type III sums of squares, unequal n): {} F({}, {}) = {:.2}, p = \
+{}; {} F({}, {}) = {:.2}, p = {}; interaction F({}, {}) = {:.2}, p = {}",
+                names[0],
+                anova.first.df,
+                anova.residual_df,
+                anova.first.f,
+                p_value(Some(anova.first.p)),
+                names[1],
+                anova.second.df,
+                anova.residual_df,
+                anova.second.f,
+                p_value(Some(anova.second.p)),
+                anova.interaction.df,
+                anova.residual_df,
+                anova.interaction.f,
+                p_value(Some(anova.interaction.p))
+            )
+            .into(),
+        );
+    }
+    effects.extend(
+        factorial
+            .notes
+            .iter()
+            .map(|n| format!("not computed: {n}").into()),
+    );
+    if !effects.is_empty() {
+        blocks.push(Block::List(effects));
+    }
+    if factorial.factors.len() == 2 {
+        blocks.push(Block::Chart(ChartRef::Interaction(factorial.set.clone())));
+    }
+    Section {
+        id: format!("factorial-{}", slug(&factorial.set)),
+        title: format!("Factorial {} (Table 4)", factorial.set),
+        blocks,
+    }
+}
+
+fn categories(analysis: &Analysis) -> Option<Section> {
+    if analysis.levels.is_empty() {
+        return None;
+    }
+    let metric = metric_label(analysis);
+    let mut blocks = Vec::new();
+    let mut charted: Vec<&str> = Vec::new();
+    for level in &analysis.levels {
+        if !charted.contains(&level.dimension.as_str()) {
+            charted.push(&level.dimension);
+            blocks.push(Block::Chart(ChartRef::Categories(level.dimension.clone())));
+        }
+        blocks.push(Block::Heading(format!(
+            "{} {} (set {}, n {}): DiscPow {}, permutation p {}",
+            level.dimension,
+            level.level,
+            level.set,
+            level.n,
+            with_interval(level.discpow.as_ref(), 3),
+            p_value(level.discpow_p)
+        )));
+        let last = format!("{metric} [CI]");
+        let mut table = Table::new(&[
+            ("category", false),
+            ("n", true),
+            ("MAP", true),
+            ("nDCG@10", true),
+            ("R@10", true),
+            ("MRR", true),
+            ("CS", true),
+            ("ROUGE-1", true),
+            ("BLEU", true),
+            ("corpus BLEU", true),
+            ("refused", true),
+            (last.as_str(), true),
+        ]);
+        for c in &level.categories {
+            table.rows.push(vec![
+                Text::Code(c.category.clone()),
+                c.n.to_string().into(),
+                num(Some(c.means.map), 3).into(),
+                num(Some(c.means.ndcg_10), 3).into(),
+                num(Some(c.means.recall_10), 3).into(),
+                num(Some(c.means.mrr), 3).into(),
+                num(Some(c.means.cs), 3).into(),
+                num(Some(c.means.rouge1), 3).into(),
+                num(Some(c.means.bleu), 1).into(),
+                num(c.means.corpus_bleu, 1).into(),
+                num(Some(c.means.refusal_rate), 2).into(),
+                with_interval(Some(&c.metric), 3).into(),
+            ]);
+        }
+        blocks.push(Block::Table(table));
+    }
+    Some(Section {
+        id: "categories".into(),
+        title: "Categories per level".into(),
+        blocks,
+    })
+}
+
+fn notes(analysis: &Analysis) -> Option<Section> {
+    let mut items: Vec<Text> = analysis.notes.iter().map(|n| n.as_str().into()).collect();
+    items.extend(analysis.counts.left_out.iter().map(|l| {
+        Text::Join(vec![
+            "question ".into(),
+            Text::Code(l.id.clone()),
+            format!(" left out: {}", l.reason).into(),
+        ])
+    }));
+    (!items.is_empty()).then(|| Section {
+        id: "not-computed".into(),
+        title: "Not computed".into(),
+        blocks: vec![Block::List(items)],
+    })
+}
+
+/// The analysed metric's mean out of a `Means`.
+pub(crate) fn metric_of(means: &Means, metric: Metric) -> f64 {
+    match metric {
+        Metric::Ap => means.map,
+        Metric::Ndcg10 => means.ndcg_10,
+        Metric::Recall10 => means.recall_10,
+        Metric::Rr => means.mrr,
+        Metric::Cs => means.cs,
+        Metric::Rouge1 => means.rouge1,
+        Metric::Bleu => means.bleu,
+        Metric::Refused => means.refusal_rate,
+    }
+}
+
+fn signed_with_interval(estimate: &Estimate) -> String {
+    let value = signed(estimate.value, 3);
+    match estimate.ci {
+        Some([lo, hi]) if lo.is_finite() && hi.is_finite() => {
+            format!("{value} [{}, {}]", signed(lo, 3), signed(hi, 3))
+        }
+        _ => value,
+    }
+}
+
+/// An HTML anchor made of a set name.
+pub(crate) fn slug(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
