@@ -167,6 +167,7 @@ pub fn analyze(observations: &[Observation], taxonomy: &Taxonomy, settings: &Set
         counts: Counts {
             questions: observations.len(),
             analysed,
+            unscored: 0,
             left_out,
         },
         table1: table1(&level_stats),

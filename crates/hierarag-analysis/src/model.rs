@@ -32,8 +32,13 @@ pub struct Analysis {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
+    /// Scored questions given to the analysis.
     pub questions: usize,
     pub analysed: usize,
+    /// Benchmark questions without a score (not answered or not evaluated), left out; counted
+    /// by the caller, which sees the benchmark.
+    #[serde(default)]
+    pub unscored: usize,
     /// Questions left out (unknown shape), with the reason.
     pub left_out: Vec<LeftOut>,
 }

@@ -401,6 +401,40 @@ top_k = 5
         assert_eq!(config.answer.top_k, 5);
         assert_eq!(config.answer.temperature, 0.6);
         assert_eq!(config.run.seed, 42);
+        // No [analysis]: the defaults with the run's seed.
+        assert_eq!(config.analysis.seed, 42);
+        assert_eq!(config.analysis.bootstrap, 1000);
+    }
+
+    #[test]
+    fn the_analysis_table_sets_the_statistics() {
+        let base = "[run]\nseed = 9\n[corpus]\ninputs = [\"a\"]\n";
+        let config = RunConfig::parse(
+            &format!("{base}[analysis]\nmetric = \"ap\"\nddof = 1\nbootstrap = 0\n"),
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        assert_eq!(config.analysis.metric, hierarag_analysis::Metric::Ap);
+        assert_eq!((config.analysis.ddof, config.analysis.bootstrap), (1, 0));
+        assert_eq!(config.analysis.seed, 9);
+        let config = RunConfig::parse(
+            &format!("{base}[analysis]\nseed = 3\n"),
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        assert_eq!(config.analysis.seed, 3);
+        for (bad, named) in [
+            ("bins = 5", "bins"),
+            ("metric = \"mape\"", "mape"),
+            ("confidence = 2.0", "between 0 and 1"),
+        ] {
+            let error =
+                RunConfig::parse(&format!("{base}[analysis]\n{bad}\n"), Path::new("run.toml"))
+                    .unwrap_err();
+            let error = format!("{error:#}");
+            assert!(error.contains("run.toml: [analysis]"), "{error}");
+            assert!(error.contains(named), "{error}");
+        }
     }
 
     #[test]

@@ -87,6 +87,18 @@ fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize) {
     let generated = &manifest["stages"]["generate"];
     assert_eq!(generated["failed"], 0, "{manifest:#}");
     assert!(generated["usage"][0]["prompt_tokens"].as_u64().unwrap() > 0);
+    // The run ends with its analysis and report: Table 1 over the rq1 dimensions.
+    let analysis: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["counts"]["analysed"], expected_items);
+    assert_eq!(
+        analysis["table1"].as_array().unwrap().len(),
+        4,
+        "{analysis:#}"
+    );
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert_eq!(html.matches("<tr data-set=").count(), expected_items);
+    assert!(stderr.contains("report.html"), "{stderr}");
 }
 
 #[test]

@@ -184,7 +184,32 @@ fn analyze_names_what_is_missing() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("hierarag analyze"), "{stderr}");
 
-    write_run(dir.path());
+    // A benchmark without scores: an analysis that says what is missing, not a failure; and
+    // one with a question unscored counts it.
+    let n = write_run(dir.path());
+    let scores = std::fs::read_to_string(dir.path().join("scores.jsonl")).unwrap();
+    std::fs::remove_file(dir.path().join("scores.jsonl")).unwrap();
+    let out = hierarag()
+        .args(["analyze", "-q"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let expected = format!("no scores yet (scores.jsonl not found): the {n} benchmark questions");
+    assert!(stdout.contains(&expected), "{stdout}");
+    let partial: String = scores.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.path().join("scores.jsonl"), partial).unwrap();
+    let out = hierarag()
+        .args(["analyze", "-q", "--json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let analysis: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(analysis["counts"]["unscored"], 1);
+    assert_eq!(analysis["counts"]["analysed"], n - 1);
+
     let out = hierarag()
         .args(["analyze", "--bins", "1"])
         .arg(dir.path())
@@ -275,4 +300,64 @@ fn check_in_browser(page: &Path, n: usize) {
     assert_eq!(counts["#question-table tbody tr:not([hidden])"], 1);
     let png = std::fs::read(&screenshot).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+#[test]
+fn a_factorial_run_gets_table_4_and_its_interaction_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut benchmark = Vec::new();
+    let mut scores = Vec::new();
+    for (lv, qc, mean, n) in [
+        ("similar", "simple", 0.637, 8),
+        ("similar", "complex", 0.672, 10),
+        ("distant", "simple", 0.578, 10),
+        ("distant", "complex", 0.578, 6),
+    ] {
+        for i in 0..n {
+            let id = format!("rq3-{lv}-{qc}-{i}");
+            benchmark.push(json!({
+                "id": id, "question": "q?", "answer": "a.", "doc_ids": ["d"], "design": "rq3",
+                "set": "lv×qc",
+                "categories": [
+                    {"dimension": "lv", "level": "coarse", "category": lv},
+                    {"dimension": "qc", "level": "coarse", "category": qc}
+                ],
+                "persona": {}, "generator": {"backend": "openai", "model": "m", "params": {}},
+                "candidates_considered": 1, "attempts": 1,
+                "filter": {"enabled": false, "passed": 0, "judged": 0}
+            }));
+            let spread = if i % 2 == 0 { 0.03 } else { -0.03 };
+            scores.push(json!({
+                "id": id, "ap": 0.5, "ndcg_10": 0.5, "recall_10": 1.0, "rr": 0.5,
+                "cs": mean + spread, "rouge1": 0.3, "bleu": 10.0, "refused": false
+            }));
+        }
+    }
+    write_lines(&dir.path().join("benchmark.jsonl"), &benchmark);
+    write_lines(&dir.path().join("scores.jsonl"), &scores);
+    let out = hierarag()
+        .args(["analyze", "-q"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Factorial lv×qc"), "{stdout}");
+    assert!(stdout.contains("lv: distant − similar"), "{stdout}");
+    assert!(stdout.contains("interaction F(1, 30)"), "{stdout}");
+    let out = hierarag()
+        .args(["report", "-q"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert_eq!(html.matches("class=\"chart chart-interaction\"").count(), 1);
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("## Factorial lv×qc (Table 4)"), "{md}");
+    assert!(md.contains("| lv = similar | 18 |"), "{md}");
 }

@@ -132,13 +132,13 @@ impl SettingsArgs {
 /// Rejects settings the statistics cannot use.
 pub fn check(settings: &Settings) -> anyhow::Result<()> {
     if settings.nmi_bins < 2 {
-        bail!("--bins must be at least 2");
+        bail!("the number of NMI bins (--bins, nmi_bins) must be at least 2");
     }
     if !(settings.confidence > 0.0 && settings.confidence < 1.0) {
-        bail!("--confidence must be between 0 and 1, e.g. 0.95");
+        bail!("the confidence (--confidence) must be between 0 and 1, e.g. 0.95");
     }
     if !(settings.epsilon >= 0.0 && settings.epsilon.is_finite()) {
-        bail!("--epsilon must be a finite number ≥ 0");
+        bail!("epsilon (--epsilon) must be a finite number ≥ 0");
     }
     Ok(())
 }
@@ -227,19 +227,20 @@ pub fn analyze_files(
     taxonomy: &Taxonomy,
     settings: &Settings,
 ) -> anyhow::Result<Analysis> {
-    for (path, made_by) in [
-        (benchmark, "hierarag generate"),
-        (scores, "hierarag evaluate"),
-    ] {
-        if !path.exists() {
-            bail!(
-                "{}: not found (it is written by `{made_by}`)",
-                path.display()
-            );
-        }
+    if !benchmark.exists() {
+        bail!(
+            "{}: not found (it is written by `hierarag generate`)",
+            benchmark.display()
+        );
     }
     let benchmark: Vec<BenchmarkRecord> = read_records(benchmark)?;
-    let scores: Vec<ScoreRecord> = read_records(scores)?;
+    // Without scores there is nothing to compare yet: say so in the analysis, not by failing.
+    let scores_missing = !scores.exists();
+    let scores: Vec<ScoreRecord> = if scores_missing {
+        Vec::new()
+    } else {
+        read_records(scores)?
+    };
     let answers: HashMap<String, String> = match answers {
         Some(path) => read_records::<AnswerRecord>(path)?
             .into_iter()
@@ -284,11 +285,33 @@ pub fn analyze_files(
             unknown[0]
         );
     }
-    Ok(hierarag_analysis::analyze(
-        &observations,
-        taxonomy,
-        settings,
-    ))
+    let mut analysis = hierarag_analysis::analyze(&observations, taxonomy, settings);
+    let scored: std::collections::HashSet<&str> = scores.iter().map(|s| s.id.as_str()).collect();
+    analysis.counts.unscored = benchmark
+        .iter()
+        .filter(|r| !scored.contains(r.id.as_str()))
+        .count();
+    if scores_missing {
+        analysis.notes.insert(
+            0,
+            format!(
+                "no scores yet ({SCORES_FILE} not found): the {} benchmark questions cannot be \
+compared; run `hierarag answer` and `hierarag evaluate`",
+                benchmark.len()
+            ),
+        );
+    } else if analysis.counts.unscored > 0 {
+        analysis.notes.insert(
+            0,
+            format!(
+                "{} of {} benchmark questions have no score (not answered, or their answer \
+failed) and are left out of every statistic",
+                analysis.counts.unscored,
+                benchmark.len()
+            ),
+        );
+    }
+    Ok(analysis)
 }
 
 /// Writes analysis.json atomically; returns its path.
