@@ -56,6 +56,7 @@ mod input;
 mod levels;
 mod means;
 mod model;
+mod validation;
 
 use std::collections::BTreeMap;
 
@@ -67,6 +68,10 @@ pub use model::{
     Analysis, Anova, AnovaTerm, Calibration, CategoryStats, Counts, Delta, DimensionSummary,
     Effect, Estimate, Factor, Factorial, FactorialCell, Gap, LeftOut, LevelStats, Marginal, Means,
     Recommendation, SplitStats, Table1Row, Table2Row, Table3Block, Table3Row,
+};
+pub use validation::{
+    Agreement, BaselineTest, CategoryAgreement, CoherenceLink, PairKappa, PickAgreement, Quality,
+    ScaleAgreement, Share,
 };
 
 /// Analyses scored questions against a taxonomy (see the crate docs).
@@ -178,6 +183,7 @@ pub fn analyze(observations: &[Observation], taxonomy: &Taxonomy, settings: &Set
         dimensions,
         factorials,
         notes,
+        human_validation: None,
     }
 }
 

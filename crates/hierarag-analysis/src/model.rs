@@ -28,6 +28,10 @@ pub struct Analysis {
     pub factorials: Vec<Factorial>,
     /// What could not be computed, and why, in words.
     pub notes: Vec<String>,
+    /// The human validation of the benchmark (`hierarag annotate agreement`), when there is
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub human_validation: Option<crate::Agreement>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

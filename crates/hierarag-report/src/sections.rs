@@ -86,6 +86,7 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     out.extend(table3(analysis));
     out.extend(splits(analysis));
     out.extend(analysis.factorials.iter().map(|f| factorial(f, analysis)));
+    out.extend(human_validation(analysis));
     out.extend(categories(analysis));
     if input.taxonomy.is_some() {
         out.push(Section {
@@ -597,6 +598,140 @@ fn categories(analysis: &Analysis) -> Option<Section> {
     Some(Section {
         id: "categories".into(),
         title: "Categories per level".into(),
+        blocks,
+    })
+}
+
+fn share(share: Option<&hierarag_analysis::Share>) -> String {
+    share.map_or_else(
+        || "–".into(),
+        |s| format!("{:.1}% ({} of {})", s.share * 100.0, s.count, s.n),
+    )
+}
+
+fn human_validation(analysis: &Analysis) -> Option<Section> {
+    let agreement = analysis.human_validation.as_ref()?;
+    let mut blocks = vec![Block::Paragraph(format!(
+        "{} items rated by {} annotator{} ({} ratings; {} items with the blind category task), \
+from `hierarag annotate`.",
+        agreement.n_items,
+        agreement.annotators.len(),
+        if agreement.annotators.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        agreement.n_ratings,
+        agreement.n_category_task
+    ))];
+    let mut scales = Table::new(&[
+        ("scale", false),
+        ("range", false),
+        ("raters", true),
+        ("items", true),
+        ("Fleiss' κ", true),
+    ]);
+    for scale in &agreement.scales {
+        scales.rows.push(vec![
+            scale.scale.as_str().into(),
+            format!("0–{}", scale.max).into(),
+            scale.raters.len().to_string().into(),
+            scale.n_items.to_string().into(),
+            num(scale.kappa, 3).into(),
+        ]);
+    }
+    blocks.push(Block::Table(scales));
+    let quality = &agreement.quality;
+    blocks.push(Block::List(vec![
+        format!(
+            "acceptable reference answers (mean correctness ≥ 2): {}",
+            share(quality.acceptable.as_ref())
+        )
+        .into(),
+        format!(
+            "hallucination-free (every rater 0): {}",
+            share(quality.hallucination_free.as_ref())
+        )
+        .into(),
+        format!(
+            "answerable (mean answerability ≥ 2): {}; mean answerability {}",
+            share(quality.answerable.as_ref()),
+            num(quality.answerability_mean, 2)
+        )
+        .into(),
+    ]));
+    if let Some(category) = &agreement.category {
+        let mut table = Table::new(&[
+            ("annotator", false),
+            ("picks", true),
+            ("exact", true),
+            ("chance", true),
+            ("p", true),
+            ("exact or sibling", true),
+            ("chance", true),
+            ("p", true),
+        ]);
+        for pick in category.per_annotator.iter().chain([&category.pooled]) {
+            table.rows.push(vec![
+                pick.annotator
+                    .clone()
+                    .unwrap_or_else(|| "all (pooled)".into())
+                    .into(),
+                pick.n.to_string().into(),
+                format!("{:.1}%", pick.exact.rate * 100.0).into(),
+                format!("{:.1}%", pick.exact.baseline * 100.0).into(),
+                p_value(pick.exact.p).into(),
+                format!("{:.1}%", pick.parent.rate * 100.0).into(),
+                format!("{:.1}%", pick.parent.baseline * 100.0).into(),
+                p_value(pick.parent.p).into(),
+            ]);
+        }
+        blocks.push(Block::Heading(format!(
+            "Blind category picks ({} items)",
+            category.n_items
+        )));
+        blocks.push(Block::Table(table));
+        let mut items: Vec<Text> = category
+            .pairs
+            .iter()
+            .map(|pair| {
+                format!(
+                    "{} vs {}: Cohen's κ {} on {} items ({} identical picks)",
+                    pair.a,
+                    pair.b,
+                    num(pair.kappa, 3),
+                    pair.n,
+                    pair.same
+                )
+                .into()
+            })
+            .collect();
+        if let Some(link) = &category.coherence {
+            items.push(
+                format!(
+                    "agreement vs the Coherence Ratio of the item's split: point-biserial r = {}, \
+p = {} over {} items ({} agreed; {} without a split)",
+                    num(link.r, 2),
+                    p_value(link.p),
+                    link.n,
+                    link.agreed,
+                    link.without_split
+                )
+                .into(),
+            );
+        }
+        if !items.is_empty() {
+            blocks.push(Block::List(items));
+        }
+    }
+    if !agreement.notes.is_empty() {
+        blocks.push(Block::List(
+            agreement.notes.iter().map(|n| n.as_str().into()).collect(),
+        ));
+    }
+    Some(Section {
+        id: "human-validation".into(),
+        title: "Human validation".into(),
         blocks,
     })
 }

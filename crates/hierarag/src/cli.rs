@@ -112,6 +112,10 @@ Options on the command line override the [design] table of --config."#)]
     Report(crate::commands::report::ReportArgs),
     /// Export a run's benchmark for other tools: BEIR, Ragas, DeepEval, TREC qrels and runs.
     Export(crate::commands::export::ExportArgs),
+    /// Human validation: sample questions to rate, add annotators, serve the rating app,
+    /// export/import ratings as CSV, and compute agreement (annotations.sqlite, agreement.json).
+    #[command(subcommand)]
+    Annotate(crate::commands::annotate::AnnotateCommand),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

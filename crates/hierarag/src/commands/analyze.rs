@@ -20,6 +20,7 @@ use crate::output::note;
 
 /// The analysis file of a run directory.
 pub const ANALYSIS_FILE: &str = "analysis.json";
+pub use hierarag_annotate::AGREEMENT_FILE;
 /// The taxonomy a run was planned with, kept beside its plan.
 pub const TAXONOMY_FILE: &str = "taxonomy.toml";
 
@@ -177,13 +178,16 @@ pub fn run(args: &AnalyzeArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| dir.map(Path::to_path_buf))
         .unwrap_or_else(|| super::stages::out_dir(None, &scores));
-    let analysis = analyze_files(
+    let mut analysis = analyze_files(
         &benchmark,
         &scores,
         answers.as_deref(),
         &taxonomy,
         &settings,
     )?;
+    if let Some(dir) = dir {
+        analysis.human_validation = load_agreement(dir)?;
+    }
     let path = write(&analysis, &out_dir)?;
     if args.json {
         let mut out = std::io::stdout().lock();
@@ -206,6 +210,22 @@ pub fn settings_of_manifest(manifest: &Manifest) -> anyhow::Result<Settings> {
             ..Settings::default()
         }),
     }
+}
+
+/// The run's human validation (`agreement.json` of `hierarag annotate agreement`), if any.
+pub fn load_agreement(dir: &Path) -> anyhow::Result<Option<hierarag_analysis::Agreement>> {
+    let path = dir.join(AGREEMENT_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let agreement = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{}: not an agreement file (rerun `hierarag annotate agreement`)",
+            path.display()
+        )
+    })?;
+    Ok(Some(agreement))
 }
 
 /// `--taxonomy`, else the run's `taxonomy.toml`, else the built-in taxonomy.

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod analyze;
+pub mod annotate;
+pub mod annotate_serve;
 mod data;
 mod eval;
 pub mod eval_text;
@@ -42,5 +44,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args, quiet),
         Command::Report(args) => report::run(&args, quiet),
         Command::Export(args) => export::run(&args, quiet),
+        Command::Annotate(command) => annotate::run(&command, quiet),
     }
 }

@@ -156,6 +156,8 @@ corpus changed: use a fresh --dir)",
         &taxonomy,
         &config.analysis,
     )?;
+    let mut analysis = analysis;
+    analysis.human_validation = super::analyze::load_agreement(&dir)?;
     let analysis_path = super::analyze::write(&analysis, &dir)?;
     simple_stage(
         &dir,
