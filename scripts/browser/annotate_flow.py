@@ -35,18 +35,10 @@ import os
 import pathlib
 import sys
 
-CHROMIUM = "/usr/bin/chromium"
-# The same flags as check_page.py: no connections of Chromium's own.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# The browser and its flags are check_page.py's (no connections of Chromium's own).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from check_page import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
 ACTION_TIMEOUT_MS = 10_000
 CHECKED = "els => els.map(e => e.id)"

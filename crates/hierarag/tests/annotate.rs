@@ -266,8 +266,7 @@ fn sample_rate_by_csv_and_compute_agreement() {
     };
     bare(&["analyze", "-q"]);
     let analysis: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
     assert_eq!(analysis["human_validation"], written);
     // Agreement after the analysis: the coherence link is attempted (no scores, so no splits).
     ok(&hierarag(&["agreement"], &dir));
@@ -276,13 +275,15 @@ fn sample_rate_by_csv_and_compute_agreement() {
             .unwrap();
     assert_eq!(rewritten["category"]["coherence"]["without_split"], 6);
     let analysis: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
     assert_eq!(analysis["human_validation"], rewritten);
     bare(&["report", "-q"]);
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("## Human validation"), "{md}");
-    assert!(md.contains("| correctness | 0–3 | 2 | 14 | -1.000 |"), "{md}");
+    assert!(
+        md.contains("| correctness | 0–3 | 2 | 14 | -1.000 |"),
+        "{md}"
+    );
     assert!(md.contains("Blind category picks (6 items)"), "{md}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("id=\"human-validation\""));
