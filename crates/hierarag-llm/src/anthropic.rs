@@ -117,6 +117,10 @@ struct TokenUsage {
 }
 
 impl ChatBackend for AnthropicChat {
+    fn sends_json_schema(&self) -> bool {
+        false
+    }
+
     fn backend(&self) -> &str {
         "anthropic"
     }

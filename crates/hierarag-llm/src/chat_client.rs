@@ -120,10 +120,18 @@ impl ChatClient {
         let usage = &self.dispatcher.usage;
         usage.request();
         // Hashing the canonical request costs microseconds; without a cache there is no need.
-        let key = self
-            .cache
-            .as_ref()
-            .map(|_| chat_cache_key(self.backend(), self.model(), request));
+        let key = self.cache.as_ref().map(|_| {
+            if request.json_schema.is_some() && !self.dispatcher.pool.first().sends_json_schema() {
+                // Keyed by what the model receives: the schema is not sent.
+                let sent = ChatRequest {
+                    json_schema: None,
+                    ..request.clone()
+                };
+                chat_cache_key(self.backend(), self.model(), &sent)
+            } else {
+                chat_cache_key(self.backend(), self.model(), request)
+            }
+        });
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(completion) = cache.get_completion(key).await?
         {

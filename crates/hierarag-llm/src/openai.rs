@@ -101,6 +101,10 @@ struct TokenUsage {
 }
 
 impl ChatBackend for OpenAiChat {
+    fn sends_json_schema(&self) -> bool {
+        self.structured_output
+    }
+
     fn backend(&self) -> &str {
         "openai"
     }

@@ -152,6 +152,13 @@ pub trait ChatBackend: Send + Sync + fmt::Debug {
     fn endpoint(&self) -> &str {
         "in-process"
     }
+    /// Whether a request's JSON schema reaches the model. When it does not (an OpenAI-compatible
+    /// server with `structured_output = false`, the Anthropic backend), the response cache keys
+    /// the request without it, so that a reply made without the schema is never served for a
+    /// request that would send it.
+    fn sends_json_schema(&self) -> bool {
+        true
+    }
     /// One attempt, no retries (the client around backends retries).
     fn complete<'a>(
         &'a self,

@@ -356,6 +356,43 @@ async fn a_rerun_is_answered_from_the_cache_without_calls() {
 }
 
 #[tokio::test]
+async fn a_reply_made_without_the_schema_is_not_served_to_a_request_that_sends_it() {
+    // Regression: `structured_output = false` was not part of the cache key, so a rerun with
+    // `structured_output = true` got the replies made without `response_format`.
+    let dir = tempfile::tempdir().unwrap();
+    let settings = ClientSettings {
+        cache: Some(dir.path().join("cache.sqlite")),
+        ..settings()
+    };
+    let server = MockServer::start(Vec::new()).await;
+    let http = http_client().unwrap();
+    let with_flag = |structured_output: bool| {
+        let backend = OpenAiChat::new(
+            http.clone(),
+            &server.v1(),
+            "test-model",
+            None,
+            structured_output,
+        );
+        ChatClient::new(vec![Arc::new(backend) as Arc<dyn ChatBackend>], &settings).unwrap()
+    };
+    let mut request = hello();
+    request.json_schema = Some(JsonSchema {
+        name: "answer".into(),
+        schema: json!({"type": "object"}),
+    });
+    assert!(!with_flag(false).complete(&request).await.unwrap().cached);
+    // Without structured output the schema is not sent: the same as a request without one.
+    assert!(with_flag(false).complete(&hello()).await.unwrap().cached);
+    assert_eq!(server.count(), 1);
+    // With it, the schema is sent: another entry, another call.
+    assert!(!with_flag(true).complete(&request).await.unwrap().cached);
+    assert_eq!(server.count(), 2);
+    assert!(with_flag(true).complete(&request).await.unwrap().cached);
+    assert_eq!(server.count(), 2);
+}
+
+#[tokio::test]
 async fn openai_requests_carry_every_parameter_and_the_json_schema() {
     let server = MockServer::start(Vec::new()).await;
     let mut config = LlmConfig::new(ChatBackendKind::OpenAi, "test-model");
