@@ -13,8 +13,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 RAG pipeline on it, scores every answer and tells you which question dimension and which \
 granularity reveal the most about your system.\n\nStart with `hierarag run \
 examples/quickstart.toml`: it indexes a corpus, plans and generates the benchmark, answers it \
-with retrieval and an LLM, and scores every answer. Each stage is also a subcommand of its own. \
-Analysis and the report come in a later release.",
+with retrieval and an LLM, scores every answer, analyses which dimension and granularity \
+discriminate, and writes a report (report.html). Each stage is also a subcommand of its own; \
+`hierarag annotate` adds human validation.",
     after_help = "Exit codes: 0 success; 1 bad input (a file, an option, a corpus record); \
 2 internal error.\nLogs go to stderr and honour RUST_LOG; data goes to stdout.\n\
 Assets are stored under $HIERARAG_HOME (default ~/.cache/hierarag)."
@@ -38,12 +39,13 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// The main job: index → plan → generate → answer → evaluate in one run directory.
+    /// The main job: index → plan → generate → answer → evaluate → analyze → report in one
+    /// run directory.
     ///
     /// Reads a run config (see examples/quickstart.toml), writes everything under its [run]
     /// dir with a manifest.json, shows one progress bar per stage, and resumes: rerun after an
-    /// interruption and only the missing records are made. Exits 1 when any item failed,
-    /// after naming the failed items.
+    /// interruption and only the missing records are made. Ends with analysis.json, report.md
+    /// and report.html. Exits 1 when any item failed, after naming the failed items.
     Run(crate::commands::run::RunArgs),
     /// Fetch the Wikipedia sample, index it, run its 10,033 titles as queries and score them.
     ///
