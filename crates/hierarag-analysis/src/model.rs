@@ -69,6 +69,23 @@ pub struct Means {
     pub refusal_rate: f64,
 }
 
+impl Means {
+    /// The mean of `metric` (sentence BLEU for [`Metric::Bleu`]).
+    pub fn of(&self, metric: crate::Metric) -> f64 {
+        use crate::Metric;
+        match metric {
+            Metric::Ap => self.map,
+            Metric::Ndcg10 => self.ndcg_10,
+            Metric::Recall10 => self.recall_10,
+            Metric::Rr => self.mrr,
+            Metric::Cs => self.cs,
+            Metric::Rouge1 => self.rouge1,
+            Metric::Bleu => self.bleu,
+            Metric::Refused => self.refusal_rate,
+        }
+    }
+}
+
 /// A statistic with its bootstrap percentile interval (absent when resampling is off or the
 /// replicates were degenerate).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

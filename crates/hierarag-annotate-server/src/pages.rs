@@ -8,27 +8,8 @@ use std::fmt::Write;
 
 use hierarag_annotate::{Item, Rating};
 
-/// Escapes `text` for HTML element content or a quoted attribute value (`& < > " '`).
-///
-/// ```
-/// use hierarag_annotate_server::escape_html;
-/// assert_eq!(escape_html(r#"<script>alert("x") & 'y'</script>"#),
-///            "&lt;script&gt;alert(&quot;x&quot;) &amp; &#39;y&#39;&lt;/script&gt;");
-/// ```
-pub fn escape_html(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            _ => escaped.push(c),
-        }
-    }
-    escaped
-}
+/// Escaping is the report's: the same five characters, one implementation.
+pub use hierarag_report::html_escape::escape_html;
 
 /// Percent-encodes `text` as one URL path segment (everything but RFC 3986's unreserved
 /// characters), so a token can go into a link or a `Location` header as it is.

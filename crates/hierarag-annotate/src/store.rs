@@ -346,25 +346,8 @@ impl Store {
             ));
         }
         validate_rating(&rating, &item)?;
-        self.connection.execute(
-            "INSERT INTO ratings (item_id, annotator, correctness, hallucination, answerability,
-                                  category_pick, note, updated_unix_s)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT (item_id, annotator) DO UPDATE SET
-               correctness = excluded.correctness, hallucination = excluded.hallucination,
-               answerability = excluded.answerability, category_pick = excluded.category_pick,
-               note = excluded.note, updated_unix_s = excluded.updated_unix_s",
-            params![
-                rating.item_id,
-                rating.annotator,
-                rating.correctness,
-                rating.hallucination,
-                rating.answerability,
-                rating.category_pick,
-                rating.note,
-                unix_i64(rating.updated_unix_s),
-            ],
-        )?;
+        let mut statement = self.connection.prepare_cached(UPSERT_RATING)?;
+        upsert(&mut statement, &rating)?;
         Ok(())
     }
 
@@ -380,15 +363,7 @@ impl Store {
             .connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         {
-            let mut statement = transaction.prepare(
-                "INSERT INTO ratings (item_id, annotator, correctness, hallucination, answerability,
-                                      category_pick, note, updated_unix_s)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                 ON CONFLICT (item_id, annotator) DO UPDATE SET
-                   correctness = excluded.correctness, hallucination = excluded.hallucination,
-                   answerability = excluded.answerability, category_pick = excluded.category_pick,
-                   note = excluded.note, updated_unix_s = excluded.updated_unix_s",
-            )?;
+            let mut statement = transaction.prepare(UPSERT_RATING)?;
             for rating in ratings {
                 let rating = normalize(rating);
                 let item = items.get(&rating.item_id).ok_or_else(|| {
@@ -398,28 +373,17 @@ impl Store {
                     )
                 })?;
                 validate_rating(&rating, item)?;
-                statement
-                    .execute(params![
-                        rating.item_id,
-                        rating.annotator,
-                        rating.correctness,
-                        rating.hallucination,
-                        rating.answerability,
-                        rating.category_pick,
-                        rating.note,
-                        unix_i64(rating.updated_unix_s),
-                    ])
-                    .map_err(|e| match e {
-                        rusqlite::Error::SqliteFailure(failure, _)
-                            if failure.code == rusqlite::ErrorCode::ConstraintViolation =>
-                        {
-                            StoreError::invalid(
-                                "annotator",
-                                format!("no annotator `{}`; add them first", rating.annotator),
-                            )
-                        }
-                        other => StoreError::Sqlite(other),
-                    })?;
+                upsert(&mut statement, &rating).map_err(|e| match e {
+                    rusqlite::Error::SqliteFailure(failure, _)
+                        if failure.code == rusqlite::ErrorCode::ConstraintViolation =>
+                    {
+                        StoreError::invalid(
+                            "annotator",
+                            format!("no annotator `{}`; add them first", rating.annotator),
+                        )
+                    }
+                    other => StoreError::Sqlite(other),
+                })?;
             }
         }
         transaction.commit()?;
@@ -698,4 +662,27 @@ fn random_token() -> Result<String, StoreError> {
 /// SQLite integers are signed; times beyond i64 (never in practice) are clamped.
 fn unix_i64(seconds: u64) -> i64 {
     i64::try_from(seconds).unwrap_or(i64::MAX)
+}
+
+/// One rating per (item, annotator): a new one is inserted, an existing one replaced.
+const UPSERT_RATING: &str = "INSERT INTO ratings (item_id, annotator, correctness, hallucination,
+                                 answerability, category_pick, note, updated_unix_s)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+    ON CONFLICT (item_id, annotator) DO UPDATE SET
+      correctness = excluded.correctness, hallucination = excluded.hallucination,
+      answerability = excluded.answerability, category_pick = excluded.category_pick,
+      note = excluded.note, updated_unix_s = excluded.updated_unix_s";
+
+/// Runs [`UPSERT_RATING`] for one rating.
+fn upsert(statement: &mut rusqlite::Statement<'_>, rating: &Rating) -> rusqlite::Result<usize> {
+    statement.execute(params![
+        rating.item_id,
+        rating.annotator,
+        rating.correctness,
+        rating.hallucination,
+        rating.answerability,
+        rating.category_pick,
+        rating.note,
+        unix_i64(rating.updated_unix_s),
+    ])
 }

@@ -47,18 +47,11 @@ pub(crate) fn discpow(analysis: &Analysis) -> Option<String> {
     Some(svg::line_chart(&x, &series, &options))
 }
 
-/// Category means of the analysed metric with intervals, one chart per dimension, a group
-/// per level.
-pub(crate) fn categories(analysis: &Analysis) -> Vec<(String, String)> {
-    let mut dimensions: Vec<&str> = Vec::new();
-    for level in &analysis.levels {
-        if !dimensions.contains(&level.dimension.as_str()) {
-            dimensions.push(&level.dimension);
-        }
-    }
+/// Category means of the analysed metric with intervals for one dimension, a group per level.
+pub(crate) fn categories(analysis: &Analysis, dimension: &str) -> Option<String> {
     let label = analysis.settings.metric.mean_label();
-    dimensions
-        .into_iter()
+    Some(dimension)
+        .filter(|d| analysis.levels.iter().any(|l| l.dimension == *d))
         .map(|dimension| {
             let groups: Vec<Group> = analysis
                 .levels
@@ -79,9 +72,8 @@ pub(crate) fn categories(analysis: &Analysis) -> Vec<(String, String)> {
                 format!("mean {label}"),
             );
             options.width = width.clamp(480, 1100);
-            (dimension.to_owned(), svg::dot_chart(&groups, &[], &options))
+            svg::dot_chart(&groups, &[], &options)
         })
-        .collect()
 }
 
 /// ρ per split with the thresholds 1 and 2, a group per dimension.
@@ -126,12 +118,12 @@ pub(crate) fn rho(analysis: &Analysis) -> Option<String> {
     Some(svg::dot_chart(&groups, &thresholds, &options))
 }
 
-/// The interaction plot of each two-factor set.
-pub(crate) fn interactions(analysis: &Analysis) -> Vec<(String, String)> {
+/// The interaction plot of a two-factor set.
+pub(crate) fn interaction(analysis: &Analysis, set: &str) -> Option<String> {
     analysis
         .factorials
         .iter()
-        .filter(|f| f.factors.len() == 2)
+        .find(|f| f.set == set && f.factors.len() == 2)
         .map(|f| {
             let (a, b) = (&f.factors[0], &f.factors[1]);
             let lines: Vec<Series> = a
@@ -155,10 +147,6 @@ pub(crate) fn interactions(analysis: &Analysis) -> Vec<(String, String)> {
                 ),
                 format!("mean {label}"),
             );
-            (
-                f.set.clone(),
-                svg::interaction_plot(&b.categories, &lines, &options),
-            )
+            svg::interaction_plot(&b.categories, &lines, &options)
         })
-        .collect()
 }

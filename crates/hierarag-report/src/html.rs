@@ -153,14 +153,8 @@ fn chart_svg(input: &ReportInput<'_>, chart: &ChartRef) -> Option<String> {
     match chart {
         ChartRef::Discpow => charts::discpow(analysis),
         ChartRef::Rho => charts::rho(analysis),
-        ChartRef::Categories(dimension) => charts::categories(analysis)
-            .into_iter()
-            .find(|(d, _)| d == dimension)
-            .map(|(_, svg)| svg),
-        ChartRef::Interaction(set) => charts::interactions(analysis)
-            .into_iter()
-            .find(|(s, _)| s == set)
-            .map(|(_, svg)| svg),
+        ChartRef::Categories(dimension) => charts::categories(analysis, dimension),
+        ChartRef::Interaction(set) => charts::interaction(analysis, set),
         ChartRef::Taxonomy => input
             .taxonomy
             .and_then(|t| t.to_svg(&SvgOptions::default()).ok())

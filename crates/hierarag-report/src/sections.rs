@@ -1,7 +1,7 @@
 //! The report's content as sections of paragraphs, tables and lists, rendered the same way
 //! into Markdown and HTML.
 
-use hierarag_analysis::{Analysis, Estimate, Factorial, Means, Metric};
+use hierarag_analysis::{Analysis, Estimate, Factorial};
 
 use crate::ReportInput;
 use crate::format::{delta, num, p_value, seconds, signed, with_interval};
@@ -466,7 +466,7 @@ fn factorial(factorial: &Factorial, analysis: &Analysis) -> Section {
                 format!("{} = {}", m.dimension, m.category).into(),
                 m.n.to_string().into(),
                 num(Some(m.pooled.map), 3).into(),
-                num(Some(metric_of(&m.pooled, analysis.settings.metric)), 3).into(),
+                num(Some(m.pooled.of(analysis.settings.metric)), 3).into(),
                 num(Some(m.unweighted), 3).into(),
             ]);
         }
@@ -750,20 +750,6 @@ fn notes(analysis: &Analysis) -> Option<Section> {
         title: "Not computed".into(),
         blocks: vec![Block::List(items)],
     })
-}
-
-/// The analysed metric's mean out of a `Means`.
-pub(crate) fn metric_of(means: &Means, metric: Metric) -> f64 {
-    match metric {
-        Metric::Ap => means.map,
-        Metric::Ndcg10 => means.ndcg_10,
-        Metric::Recall10 => means.recall_10,
-        Metric::Rr => means.mrr,
-        Metric::Cs => means.cs,
-        Metric::Rouge1 => means.rouge1,
-        Metric::Bleu => means.bleu,
-        Metric::Refused => means.refusal_rate,
-    }
 }
 
 fn signed_with_interval(estimate: &Estimate) -> String {
