@@ -233,50 +233,26 @@ impl PackedMatrix {
         out: *mut f32,
     ) {
         let n = self.rows;
-        match (level, self.kind, count) {
-            #[cfg(target_arch = "x86_64")]
-            (Level::Vnni, QuantType::Q4_1, ROWS) => unsafe {
-                x86::q4_1_vnni::<ROWS>(self, tile, act, row, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            (Level::Vnni, QuantType::Q4_1, 1) => unsafe {
-                x86::q4_1_vnni::<1>(self, tile, act, row, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            (Level::Avx2, QuantType::Q4_1, ROWS) => unsafe {
-                x86::q4_1_avx2::<ROWS>(self, tile, act, row, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            (Level::Avx2, QuantType::Q4_1, 1) => unsafe {
-                x86::q4_1_avx2::<1>(self, tile, act, row, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            (Level::Vnni, QuantType::Q8_0, ROWS) => unsafe {
-                x86::q8_0_vnni::<ROWS>(self, tile, act, row, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            (Level::Vnni, QuantType::Q8_0, 1) => unsafe {
-                x86::q8_0_vnni::<1>(self, tile, act, row, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            (Level::Avx2, QuantType::Q8_0, ROWS) => unsafe {
-                x86::q8_0_avx2::<ROWS>(self, tile, act, row, out)
-            },
-            #[cfg(target_arch = "x86_64")]
-            (Level::Avx2, QuantType::Q8_0, 1) => unsafe {
-                x86::q8_0_avx2::<1>(self, tile, act, row, out)
-            },
-            // Two or three rows left over: one at a time.
-            (Level::Avx2 | Level::Vnni, _, 2..) => {
+        #[cfg(target_arch = "x86_64")]
+        if level != Level::Scalar {
+            type Kernel = unsafe fn(&PackedMatrix, usize, &Activations, usize, *mut f32);
+            let (one, many): (Kernel, Kernel) = match (level == Level::Vnni, self.kind) {
+                (true, QuantType::Q4_1) => (x86::q4_1_vnni::<1>, x86::q4_1_vnni::<ROWS>),
+                (false, QuantType::Q4_1) => (x86::q4_1_avx2::<1>, x86::q4_1_avx2::<ROWS>),
+                (true, QuantType::Q8_0) => (x86::q8_0_vnni::<1>, x86::q8_0_vnni::<ROWS>),
+                (false, QuantType::Q8_0) => (x86::q8_0_avx2::<1>, x86::q8_0_avx2::<ROWS>),
+            };
+            if count == ROWS {
+                unsafe { many(self, tile, act, row, out) };
+            } else {
                 for r in 0..count {
-                    unsafe { self.tile_product(level, tile, act, row + r, 1, out.add(r * n)) };
+                    unsafe { one(self, tile, act, row + r, out.add(r * n)) };
                 }
             }
-            _ => {
-                for r in 0..count {
-                    unsafe { self.tile_scalar(tile, act, row + r, out.add(r * n)) };
-                }
-            }
+            return;
+        }
+        for r in 0..count {
+            unsafe { self.tile_scalar(tile, act, row + r, out.add(r * n)) };
         }
     }
 
