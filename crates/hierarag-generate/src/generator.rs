@@ -1,5 +1,7 @@
 //! One plan item in, one benchmark record (or a failure) out.
 
+use std::sync::Arc;
+
 use hierarag_llm::{ChatClient, ChatRequest, Message, f32_json};
 use hierarag_plan::PlanItem;
 use hierarag_taxonomy::Taxonomy;
@@ -67,8 +69,15 @@ pub struct ItemOutcome {
 #[derive(Debug)]
 pub struct Generator<'a> {
     taxonomy: &'a Taxonomy,
-    generator: &'a ChatClient,
-    filter: Option<&'a ChatClient>,
+    calls: Arc<Calls>,
+}
+
+/// What a generation needs once its item's categories and persona are looked up: shared by
+/// the generations that run as tasks of their own ([`Generator::generate_owned`]).
+#[derive(Debug)]
+struct Calls {
+    generator: ChatClient,
+    filter: Option<ChatClient>,
     settings: GenerateSettings,
 }
 
@@ -88,14 +97,16 @@ impl<'a> Generator<'a> {
         let filter = if settings.filter { filter } else { None };
         Generator {
             taxonomy,
-            generator,
-            filter,
-            settings,
+            calls: Arc::new(Calls {
+                generator: generator.clone(),
+                filter: filter.cloned(),
+                settings,
+            }),
         }
     }
 
     pub fn settings(&self) -> &GenerateSettings {
-        &self.settings
+        &self.calls.settings
     }
 
     /// The constraints of an item, looked up in the taxonomy; an error names the item and
@@ -153,6 +164,56 @@ impl<'a> Generator<'a> {
         })
     }
 
+    /// Waits until every reply the generator and the filter have returned is committed to
+    /// their response caches ([`ChatClient::flush`]): a stage does so before it records items
+    /// as done.
+    pub async fn flush(&self) -> Result<(), hierarag_llm::LlmError> {
+        self.calls.generator.flush().await?;
+        match &self.calls.filter {
+            Some(filter) => filter.flush().await,
+            None => Ok(()),
+        }
+    }
+
+    /// Generates one item: up to `max_attempts` generation calls, each followed by the
+    /// checks and the filter, until a candidate survives. LLM calls that fail for good (after
+    /// the client's retries) fail the item at once.
+    pub async fn generate(&self, item: &PlanItem, documents: &[SourceDocument]) -> ItemOutcome {
+        match self.spec(item) {
+            Ok(spec) => self.calls.generate(item, documents, &spec).await,
+            Err(reason) => failed(item, reason),
+        }
+    }
+
+    /// [`Generator::generate`] as a future that borrows nothing (the item's categories and
+    /// persona are looked up now), so that a stage can spawn it on a runtime's worker threads.
+    pub fn generate_owned(
+        &self,
+        item: PlanItem,
+        documents: Vec<SourceDocument>,
+    ) -> impl Future<Output = ItemOutcome> + Send + use<> {
+        let spec = self.spec(&item);
+        let calls = Arc::clone(&self.calls);
+        async move {
+            match spec {
+                Ok(spec) => calls.generate(&item, &documents, &spec).await,
+                Err(reason) => failed(&item, reason),
+            }
+        }
+    }
+}
+
+/// An item that failed before any call.
+fn failed(item: &PlanItem, reason: String) -> ItemOutcome {
+    ItemOutcome {
+        item_id: item.item_id.clone(),
+        record: None,
+        rejects: Vec::new(),
+        failure: Some(reason),
+    }
+}
+
+impl Calls {
     fn generator_info(&self, seed: u64) -> ModelInfo {
         ModelInfo {
             backend: self.generator.backend().to_string(),
@@ -167,28 +228,23 @@ impl<'a> Generator<'a> {
         }
     }
 
-    /// Generates one item: up to `max_attempts` generation calls, each followed by the
-    /// checks and the filter, until a candidate survives. LLM calls that fail for good (after
-    /// the client's retries) fail the item at once.
-    pub async fn generate(&self, item: &PlanItem, documents: &[SourceDocument]) -> ItemOutcome {
+    async fn generate(
+        &self,
+        item: &PlanItem,
+        documents: &[SourceDocument],
+        spec: &QuestionSpec,
+    ) -> ItemOutcome {
         let mut outcome = ItemOutcome {
             item_id: item.item_id.clone(),
             record: None,
             rejects: Vec::new(),
             failure: None,
         };
-        let spec = match self.spec(item) {
-            Ok(spec) => spec,
-            Err(reason) => {
-                outcome.failure = Some(reason);
-                return outcome;
-            }
-        };
         let mut considered = 0;
         let attempts = self.settings.max_attempts.max(1);
         for attempt in 1..=attempts {
             let seed = request_seed(item.seed, &format!("generate/{attempt}"));
-            let candidates = match self.candidates(&spec, documents, seed).await {
+            let candidates = match self.candidates(spec, documents, seed).await {
                 Ok(Ok(candidates)) => candidates,
                 Ok(Err(problem)) => {
                     outcome.rejects.push(reject(
@@ -239,14 +295,14 @@ impl<'a> Generator<'a> {
 
             let mut survivors: Vec<(usize, Option<Verdict>)> = Vec::new();
             let mut judged = 0;
-            match self.filter {
+            match &self.filter {
                 None => survivors.extend(checked.iter().map(|&n| (n, None))),
                 Some(filter) => {
                     let to_judge: Vec<Candidate> =
                         checked.iter().map(|&n| candidates[n].clone()).collect();
                     let filter_seed = request_seed(item.seed, &format!("filter/{attempt}"));
                     match self
-                        .verdicts(filter, &spec, documents, &to_judge, filter_seed)
+                        .verdicts(filter, spec, documents, &to_judge, filter_seed)
                         .await
                     {
                         Err(call) => {
@@ -310,7 +366,7 @@ impl<'a> Generator<'a> {
                 attempts: attempt,
                 filter: FilterOutcome {
                     enabled: self.filter.is_some(),
-                    model: self.filter.map(|f| ModelInfo {
+                    model: self.filter.as_ref().map(|f| ModelInfo {
                         backend: f.backend().to_string(),
                         model: f.model().to_string(),
                         params: json!({

@@ -6,7 +6,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::http::post_json;
+use crate::http::{PostUrl, post_json};
 use crate::openai::decimal;
 use crate::types::{BoxFuture, CallError, ChatBackend, ChatRequest, Completion, Role, Usage};
 
@@ -17,7 +17,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub struct AnthropicChat {
     client: reqwest::Client,
     base_url: String,
-    url: String,
+    url: PostUrl,
     model: String,
     api_key: Option<String>,
 }
@@ -33,7 +33,7 @@ impl AnthropicChat {
         let base_url = base_url.trim_end_matches('/').to_string();
         AnthropicChat {
             client,
-            url: format!("{base_url}/v1/messages"),
+            url: PostUrl::new(format!("{base_url}/v1/messages")),
             base_url,
             model: model.to_string(),
             api_key,
@@ -167,7 +167,7 @@ impl ChatBackend for AnthropicChat {
 impl fmt::Debug for AnthropicChat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AnthropicChat")
-            .field("url", &self.url)
+            .field("url", &self.url.as_str())
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .finish()
@@ -212,6 +212,6 @@ mod tests {
                 "stop_sequences": ["END"],
             })
         );
-        assert_eq!(backend.url, "http://x/v1/messages");
+        assert_eq!(backend.url.as_str(), "http://x/v1/messages");
     }
 }

@@ -1,14 +1,29 @@
 //! The response cache: SQLite (WAL) keyed by the sha256 of a canonical JSON of (backend, model,
 //! request), so that a rerun costs no call and gets the same replies.
+//!
+//! Lookups run on the calling thread, each on a connection of a small pool: a primary-key read
+//! takes microseconds, and WAL readers never wait for the writer. Stores are queued for one
+//! writer thread per open cache, which takes what has queued since its last turn as one batch,
+//! runs it in one transaction and commits once (group commit): 64 replies arriving together
+//! cost one commit rather than 64, and no caller waits for a commit it does not ask for.
+//! [`ResponseCache::flush`] waits until every store queued before it has committed (a stage
+//! calls it before it records an item as done); a stored reply is served to lookups from memory
+//! until then, and dropping the last handle to the cache waits for the queue too. Checkpoints
+//! (copying the WAL into the database file, with its fsyncs) run on a thread of their own, a
+//! few times a second while stores come in, so that the writer does not wait for them.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use tokio::sync::watch;
 
 use crate::error::LlmError;
 use crate::types::{ChatRequest, Completion, Usage};
@@ -16,12 +31,76 @@ use crate::types::{ChatRequest, Completion, Usage};
 /// Bumped when the key's recipe changes, so that old entries are never misread.
 const KEY_VERSION: u32 = 1;
 
-/// A response cache in one SQLite file, safe to share between tasks and processes: one
-/// connection behind a mutex, used on tokio's blocking threads.
+/// Most stores the writer takes into one transaction.
+const MAX_BATCH: usize = 256;
+
+/// How long commits gather before the checkpoint thread copies them into the database file
+/// (a page rewritten by several commits is copied once).
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// WAL pages (64 MB of 4 KiB pages) past which the checkpoint thread also restarts the WAL.
+/// While stores keep coming, a passive checkpoint never finds the WAL fully copied when the
+/// writer begins, so the writer never starts it over and it grows; a restart waits for the
+/// writer between two batches (stores queue meanwhile) and makes the next one start over.
+const WAL_RESTART_PAGES: i64 = 16_384;
+
+/// A response cache in one SQLite file, safe to share between tasks and processes. Cheap to
+/// clone: clones share the connections, the writer thread and its queue; the thread ends
+/// (after committing what is queued) when the last clone is dropped.
 #[derive(Debug, Clone)]
 pub struct ResponseCache {
     path: PathBuf,
-    connection: Arc<Mutex<Connection>>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// Idle read connections; a lookup takes one (or opens one) and puts it back.
+    readers: Mutex<Vec<Connection>>,
+    /// Stores queued so far.
+    queued: AtomicU64,
+    /// Stores the writer has finished (committed or failed), as it last reported.
+    finished: watch::Receiver<u64>,
+    /// What the writer thread updates (it holds this, never the handles, so that the last
+    /// handle is never dropped on the thread that dropping it joins).
+    state: Arc<WriterState>,
+    writer: Writer,
+}
+
+#[derive(Debug, Default)]
+struct WriterState {
+    /// Completions queued but not yet committed, by key: lookups see them at once.
+    pending: Mutex<HashMap<String, Completion>>,
+    /// The first store that failed since the last flush.
+    failure: Mutex<Option<String>>,
+}
+
+/// One statement (or a few) of a store.
+type Store = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+
+/// A store, run inside a batch's transaction; `key` leaves [`WriterState::pending`] once the
+/// transaction has ended.
+struct Job {
+    work: Store,
+    key: Option<String>,
+}
+
+/// The writer thread and the queue to it.
+#[derive(Debug)]
+struct Writer {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread after the jobs already queued; waiting for it
+        // means every store is in the file when the last handle is gone.
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl ResponseCache {
@@ -35,12 +114,13 @@ impl ResponseCache {
             std::fs::create_dir_all(parent)
                 .map_err(|e| fail(format!("cannot create folder: {e}")))?;
         }
-        let connection = Connection::open(path).map_err(|e| fail(e.to_string()))?;
-        connection
-            .busy_timeout(Duration::from_secs(30))
-            .and_then(|()| connection.pragma_update(None, "journal_mode", "WAL"))
-            .and_then(|()| connection.pragma_update(None, "synchronous", "NORMAL"))
-            .and_then(|()| {
+        let connection = connect(path)
+            .and_then(|connection| {
+                connection.pragma_update(None, "journal_mode", "WAL")?;
+                connection.pragma_update(None, "synchronous", "NORMAL")?;
+                // Checkpoints are the checkpoint thread's: one run on commit would hold up
+                // the writer for tens of milliseconds (it copies pages and syncs twice).
+                connection.pragma_update(None, "wal_autocheckpoint", 0)?;
                 connection.execute_batch(
                     "CREATE TABLE IF NOT EXISTS completions (
                          key TEXT PRIMARY KEY,
@@ -63,12 +143,34 @@ impl ResponseCache {
                          vectors BLOB NOT NULL,
                          created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
                      );",
-                )
+                )?;
+                Ok(connection)
             })
             .map_err(|e| fail(e.to_string()))?;
+        let checkpointer = connect(path).map_err(|e| fail(e.to_string()))?;
+        let (jobs, queue) = mpsc::channel();
+        let (report, finished) = watch::channel(0);
+        let state = Arc::new(WriterState::default());
+        let writer_state = Arc::clone(&state);
+        let thread = std::thread::Builder::new()
+            .name("hierarag-cache".into())
+            .spawn(move || {
+                write_batches(&connection, &queue, checkpointer, &report, &writer_state);
+            })
+            .map_err(|e| fail(format!("cannot start the cache's writer thread: {e}")))?;
+        let shared = Arc::new(Shared {
+            readers: Mutex::new(Vec::new()),
+            queued: AtomicU64::new(0),
+            finished,
+            state,
+            writer: Writer {
+                jobs: Some(jobs),
+                thread: Some(thread),
+            },
+        });
         Ok(ResponseCache {
             path: path.to_path_buf(),
-            connection: Arc::new(Mutex::new(connection)),
+            shared,
         })
     }
 
@@ -76,57 +178,87 @@ impl ResponseCache {
         &self.path
     }
 
-    /// Runs `work` on the connection on a blocking thread.
-    async fn with_connection<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, LlmError> {
-        let connection = Arc::clone(&self.connection);
-        let outcome = tokio::task::spawn_blocking(move || {
-            let connection = connection.lock().unwrap_or_else(|e| e.into_inner());
-            work(&connection)
-        })
-        .await;
-        let message = match outcome {
-            Ok(Ok(value)) => return Ok(value),
-            Ok(Err(error)) => error.to_string(),
-            Err(join_error) => format!("cache task failed: {join_error}"),
-        };
-        Err(LlmError::Cache {
+    fn error(&self, message: String) -> LlmError {
+        LlmError::Cache {
             path: self.path.clone(),
             message,
-        })
+        }
+    }
+
+    /// Runs `work` on a read connection, on this thread.
+    fn read<T>(
+        &self,
+        work: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, LlmError> {
+        let idle = lock(&self.shared.readers).pop();
+        let connection = match idle {
+            Some(connection) => connection,
+            None => connect(&self.path).map_err(|e| self.error(e.to_string()))?,
+        };
+        let outcome = work(&connection).map_err(|e| self.error(e.to_string()));
+        lock(&self.shared.readers).push(connection);
+        outcome
+    }
+
+    /// Queues `work` for the writer thread.
+    fn queue(&self, job: Job) -> Result<(), LlmError> {
+        // Counted before it is sent, so that a flush that starts after this call returns
+        // waits for it.
+        self.shared.queued.fetch_add(1, Ordering::SeqCst);
+        let sent = self.shared.writer.jobs.as_ref().map(|jobs| jobs.send(job));
+        if !matches!(sent, Some(Ok(()))) {
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+            return Err(self.error("the cache's writer thread has stopped".into()));
+        }
+        Ok(())
+    }
+
+    /// Waits until every store queued before this call has been committed to the file; the
+    /// error of a store that failed since the last flush, if any.
+    pub async fn flush(&self) -> Result<(), LlmError> {
+        let target = self.shared.queued.load(Ordering::SeqCst);
+        let mut finished = self.shared.finished.clone();
+        if finished.wait_for(|&done| done >= target).await.is_err() {
+            return Err(self.error("the cache's writer thread stopped before committing".into()));
+        }
+        match lock(&self.shared.state.failure).take() {
+            Some(message) => Err(self.error(message)),
+            None => Ok(()),
+        }
     }
 
     /// The stored completion for `key`, with its stored usage.
-    pub(crate) async fn get_completion(&self, key: &str) -> Result<Option<Completion>, LlmError> {
-        let key = key.to_string();
-        self.with_connection(move |connection| {
+    pub(crate) fn get_completion(&self, key: &str) -> Result<Option<Completion>, LlmError> {
+        // The file first: what it holds stays (a queued store of the same key is ignored).
+        let stored = self.read(|connection| {
             connection
-                .query_row(
+                .prepare_cached(
                     "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms
                      FROM completions WHERE key = ?1",
-                    params![key],
-                    |row| {
-                        Ok(Completion {
-                            text: row.get(0)?,
-                            finish_reason: row.get(1)?,
-                            usage: Usage {
-                                prompt_tokens: row.get::<_, i64>(2)? as u64,
-                                completion_tokens: row.get::<_, i64>(3)? as u64,
-                                latency_ms: row.get(4)?,
-                            },
-                        })
-                    },
-                )
+                )?
+                .query_row(params![key], |row| {
+                    Ok(Completion {
+                        text: row.get(0)?,
+                        finish_reason: row.get(1)?,
+                        usage: Usage {
+                            prompt_tokens: row.get::<_, i64>(2)? as u64,
+                            completion_tokens: row.get::<_, i64>(3)? as u64,
+                            latency_ms: row.get(4)?,
+                        },
+                    })
+                })
                 .optional()
-        })
-        .await
+        })?;
+        if stored.is_some() {
+            return Ok(stored);
+        }
+        Ok(lock(&self.shared.state.pending).get(key).cloned())
     }
 
-    /// Stores a completion; the first one stored for a key stays (a rerun sees what the first
-    /// run saw, even if two identical requests raced).
-    pub(crate) async fn put_completion(
+    /// Queues a completion to be stored ([`ResponseCache::flush`] waits for it); lookups see
+    /// it at once. The first one stored for a key stays (a rerun sees what the first run saw,
+    /// even if two identical requests raced).
+    pub(crate) fn put_completion(
         &self,
         key: &str,
         backend: &str,
@@ -134,21 +266,29 @@ impl ResponseCache {
         request: &ChatRequest,
         completion: &Completion,
     ) -> Result<(), LlmError> {
+        lock(&self.shared.state.pending)
+            .entry(key.to_string())
+            .or_insert_with(|| completion.clone());
+        // Printed on the writer thread: a copy costs the caller less than printing.
         let row = (
             key.to_string(),
             backend.to_string(),
             model.to_string(),
-            serde_json::to_string(request).unwrap_or_default(),
+            request.clone(),
             completion.clone(),
         );
-        self.with_connection(move |connection| {
-            let (key, backend, model, request, completion) = row;
-            connection
-                .execute(
-                    "INSERT OR IGNORE INTO completions (key, backend, model, request, text,
-                         finish_reason, prompt_tokens, completion_tokens, latency_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    params![
+        self.queue(Job {
+            key: Some(key.to_string()),
+            work: Box::new(move |connection| {
+                let (key, backend, model, request, completion) = row;
+                let request = serde_json::to_string(&request).unwrap_or_default();
+                connection
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO completions (key, backend, model, request, text,
+                             finish_reason, prompt_tokens, completion_tokens, latency_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    )?
+                    .execute(params![
                         key,
                         backend,
                         model,
@@ -158,38 +298,33 @@ impl ResponseCache {
                         completion.usage.prompt_tokens as i64,
                         completion.usage.completion_tokens as i64,
                         completion.usage.latency_ms,
-                    ],
-                )
-                .map(drop)
+                    ])
+                    .map(drop)
+            }),
         })
-        .await
+        .inspect_err(|_| {
+            lock(&self.shared.state.pending).remove(key);
+        })
     }
 
     /// The stored vectors for `key`.
-    pub(crate) async fn get_embeddings(
-        &self,
-        key: &str,
-    ) -> Result<Option<Vec<Vec<f32>>>, LlmError> {
-        let key = key.to_string();
-        self.with_connection(move |connection| {
+    pub(crate) fn get_embeddings(&self, key: &str) -> Result<Option<Vec<Vec<f32>>>, LlmError> {
+        self.read(|connection| {
             connection
-                .query_row(
-                    "SELECT n_texts, dim, vectors FROM embeddings WHERE key = ?1",
-                    params![key],
-                    |row| {
-                        let n_texts = row.get::<_, i64>(0)? as usize;
-                        let dim = row.get::<_, i64>(1)? as usize;
-                        let bytes: Vec<u8> = row.get(2)?;
-                        Ok(decode_vectors(&bytes, n_texts, dim))
-                    },
-                )
+                .prepare_cached("SELECT n_texts, dim, vectors FROM embeddings WHERE key = ?1")?
+                .query_row(params![key], |row| {
+                    let n_texts = row.get::<_, i64>(0)? as usize;
+                    let dim = row.get::<_, i64>(1)? as usize;
+                    let bytes: Vec<u8> = row.get(2)?;
+                    Ok(decode_vectors(&bytes, n_texts, dim))
+                })
                 .optional()
                 // A row whose blob does not decode is treated as absent and stored anew.
                 .map(Option::flatten)
         })
-        .await
     }
 
+    /// Stores vectors and waits until they are committed.
     pub(crate) async fn put_embeddings(
         &self,
         key: &str,
@@ -206,16 +341,146 @@ impl ResponseCache {
             dim as i64,
             encode_vectors(vectors),
         );
-        self.with_connection(move |connection| {
-            connection
-                .execute(
-                    "INSERT OR REPLACE INTO embeddings (key, backend, model, n_texts, dim, vectors)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![row.0, row.1, row.2, row.3, row.4, row.5],
-                )
-                .map(drop)
+        self.queue(Job {
+            key: None,
+            work: Box::new(move |connection| {
+                connection
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO embeddings (key, backend, model, n_texts, dim, vectors)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )?
+                    .execute(params![row.0, row.1, row.2, row.3, row.4, row.5])
+                    .map(drop)
+            }),
+        })?;
+        self.flush().await
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How long a connection waits for another's lock (another process's writer, the checkpoint
+/// thread's restart) before the operation fails.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A connection to the cache file that waits up to [`LOCK_TIMEOUT`] for another connection's
+/// lock, trying again every 0.1 ms: SQLite's own busy timeout sleeps in growing steps of up to
+/// 100 ms, so that a lock held for a millisecond can cost tens.
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let mut connection = Connection::open(path)?;
+    let mut waiting_since = Instant::now();
+    connection.busy_handler(Some(move |attempt: i32| {
+        if attempt == 0 {
+            waiting_since = Instant::now();
+        }
+        std::thread::sleep(Duration::from_micros(100));
+        waiting_since.elapsed() < LOCK_TIMEOUT
+    }))?;
+    Ok(connection)
+}
+
+/// The writer thread: takes every store queued since its last turn (up to [`MAX_BATCH`]), runs
+/// them in order in one transaction and commits; then drops their keys from the pending map,
+/// reports how many stores have finished, and tells the checkpoint thread.
+fn write_batches(
+    connection: &Connection,
+    queue: &mpsc::Receiver<Job>,
+    checkpointer: Connection,
+    report: &watch::Sender<u64>,
+    state: &WriterState,
+) {
+    let (committed, commits) = mpsc::channel();
+    let checkpoints = std::thread::Builder::new()
+        .name("hierarag-cache-checkpoint".into())
+        .spawn(move || checkpoint_after(&checkpointer, &commits));
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut finished = 0;
+    while let Ok(first) = queue.recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH
+            && let Ok(job) = queue.try_recv()
+        {
+            batch.push(job);
+        }
+        // IMMEDIATE takes the write lock up front, waiting (busy timeout) for other processes.
+        let mut failure = run(connection, "BEGIN IMMEDIATE").err();
+        let mut keys = Vec::with_capacity(batch.len());
+        let n_jobs = batch.len() as u64;
+        for job in batch.drain(..) {
+            keys.extend(job.key);
+            if failure.is_none()
+                && let Err(error) = (job.work)(connection)
+            {
+                failure = Some(error.to_string());
+            }
+        }
+        // One failed statement rolls the whole batch back: all or nothing, like a commit.
+        failure = match failure {
+            None => run(connection, "COMMIT").err(),
+            Some(error) => {
+                let _ = run(connection, "ROLLBACK");
+                Some(error)
+            }
+        };
+        let mut pending = lock(&state.pending);
+        for key in &keys {
+            pending.remove(key);
+        }
+        drop(pending);
+        if let Some(error) = failure {
+            lock(&state.failure).get_or_insert(error);
+        }
+        finished += n_jobs;
+        report.send_replace(finished);
+        let _ = committed.send(());
+    }
+    drop(committed);
+    if let Ok(checkpoints) = checkpoints {
+        let _ = checkpoints.join();
+    }
+}
+
+/// Runs a checkpoint; the pages the WAL holds, when it ran.
+fn checkpoint(connection: &Connection, mode: &str) -> Option<i64> {
+    connection
+        .query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
+            row.get(1)
         })
-        .await
+        .ok()
+}
+
+/// Runs one statement without parameters, prepared once per connection.
+fn run(connection: &Connection, sql: &str) -> Result<(), String> {
+    connection
+        .prepare_cached(sql)
+        .and_then(|mut statement| statement.execute([]))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// The checkpoint thread: after commits, waits until [`CHECKPOINT_EVERY`] has passed since its
+/// last checkpoint, then copies what the WAL holds into the database file without waiting for
+/// readers or the writer (PASSIVE), and restarts the WAL once it is past [`WAL_RESTART_PAGES`].
+/// Ends when the writer does; closing the last connection checkpoints the rest.
+fn checkpoint_after(connection: &Connection, commits: &mpsc::Receiver<()>) {
+    let mut last = Instant::now();
+    while commits.recv().is_ok() {
+        let due = last + CHECKPOINT_EVERY;
+        loop {
+            match commits.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(()) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        // A failed checkpoint is tried again after the next commit.
+        let wal_pages = checkpoint(connection, "PASSIVE");
+        if wal_pages.is_some_and(|pages| pages >= WAL_RESTART_PAGES) {
+            let _ = checkpoint(connection, "RESTART");
+        }
+        last = Instant::now();
     }
 }
 
@@ -243,26 +508,55 @@ pub fn embed_cache_key(backend: &str, model: &str, texts: &[String]) -> String {
     }))
 }
 
-fn key_of(value: &impl Serialize) -> String {
-    let value = serde_json::to_value(value).expect("requests serialize to JSON");
-    let canonical = canonical(value).to_string();
-    hex::encode(Sha256::digest(canonical.as_bytes()))
+fn key_of(value: &Value) -> String {
+    let mut hasher = HashWriter(Sha256::new());
+    write_canonical(value, &mut hasher).expect("hashing does not fail");
+    hex::encode(hasher.0.finalize())
 }
 
-/// The same value with every object's keys sorted, recursively.
-fn canonical(value: Value) -> Value {
+/// Feeds what is written to a hash.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes `value` as compact JSON with every object's keys sorted, recursively: the bytes of
+/// `serde_json::to_string` of the value rebuilt with sorted keys, without rebuilding it.
+fn write_canonical(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
     match value {
         Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let sorted: Map<String, Value> = entries
-                .into_iter()
-                .map(|(key, value)| (key, canonical(value)))
-                .collect();
-            Value::Object(sorted)
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.write_all(b"{")?;
+            for (n, (key, value)) in entries.into_iter().enumerate() {
+                if n > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, key)?;
+                out.write_all(b":")?;
+                write_canonical(value, out)?;
+            }
+            out.write_all(b"}")
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
-        other => other,
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.write_all(b",")?;
+                }
+                write_canonical(item, out)?;
+            }
+            out.write_all(b"]")
+        }
+        scalar => serde_json::to_writer(out, scalar).map_err(std::io::Error::other),
     }
 }
 
@@ -370,10 +664,9 @@ mod tests {
         };
         {
             let cache = ResponseCache::open(&path).unwrap();
-            assert_eq!(cache.get_completion("k").await.unwrap(), None);
+            assert_eq!(cache.get_completion("k").unwrap(), None);
             cache
                 .put_completion("k", "openai", "m", &request(), &completion)
-                .await
                 .unwrap();
             cache
                 .put_embeddings("e", "openai", "m", &[vec![1.0, 2.0]])
@@ -381,17 +674,165 @@ mod tests {
                 .unwrap();
         }
         let cache = ResponseCache::open(&path).unwrap();
-        assert_eq!(cache.get_completion("k").await.unwrap(), Some(completion));
+        assert_eq!(cache.get_completion("k").unwrap(), Some(completion));
         assert_eq!(
-            cache.get_embeddings("e").await.unwrap(),
+            cache.get_embeddings("e").unwrap(),
             Some(vec![vec![1.0, 2.0]])
         );
         let mode: String = cache
-            .connection
-            .lock()
-            .unwrap()
-            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .read(|connection| connection.query_row("PRAGMA journal_mode", [], |row| row.get(0)))
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    fn completion(text: &str) -> Completion {
+        Completion {
+            text: text.into(),
+            finish_reason: None,
+            usage: Usage::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_store_is_seen_at_once_and_in_the_file_after_a_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.sqlite");
+        let cache = ResponseCache::open(&path).unwrap();
+        // Two handles on one file, as two processes would have: the second sees only what
+        // the first has committed.
+        let other = ResponseCache::open(&path).unwrap();
+        for n in 0..200 {
+            // The first stored for a key stays, whether or not it was committed yet.
+            let key = format!("k{}", n % 100);
+            cache
+                .put_completion(
+                    &key,
+                    "openai",
+                    "m",
+                    &request(),
+                    &completion(&format!("t{n}")),
+                )
+                .unwrap();
+        }
+        assert_eq!(cache.get_completion("k7").unwrap(), Some(completion("t7")));
+        cache.flush().await.unwrap();
+        for n in 0..100 {
+            let stored = other.get_completion(&format!("k{n}")).unwrap();
+            assert_eq!(stored, Some(completion(&format!("t{n}"))), "k{n}");
+        }
+        assert!(lock(&cache.shared.state.pending).is_empty());
+    }
+
+    #[tokio::test]
+    async fn dropping_the_last_handle_commits_what_is_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.sqlite");
+        {
+            let cache = ResponseCache::open(&path).unwrap();
+            let clone = cache.clone();
+            drop(cache);
+            for n in 0..50 {
+                clone
+                    .put_completion(
+                        &format!("k{n}"),
+                        "openai",
+                        "m",
+                        &request(),
+                        &completion("t"),
+                    )
+                    .unwrap();
+            }
+        }
+        let cache = ResponseCache::open(&path).unwrap();
+        let rows: i64 = cache
+            .read(|connection| {
+                connection.query_row("SELECT COUNT(*) FROM completions", [], |row| row.get(0))
+            })
+            .unwrap();
+        assert_eq!(rows, 50);
+    }
+
+    #[tokio::test]
+    async fn a_failed_store_is_reported_by_the_next_flush_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ResponseCache::open(&dir.path().join("cache.sqlite")).unwrap();
+        cache
+            .queue(Job {
+                key: None,
+                work: Box::new(|connection| {
+                    connection
+                        .execute("INSERT INTO no_such_table VALUES (1)", [])
+                        .map(drop)
+                }),
+            })
+            .unwrap();
+        let error = cache.flush().await.unwrap_err().to_string();
+        assert!(error.contains("no such table"), "{error}");
+        cache.flush().await.unwrap();
+    }
+
+    /// The key recipe before keys were hashed as they were written (`KEY_VERSION` 1): the
+    /// value rebuilt with sorted keys, printed, hashed.
+    fn key_of_rebuilt(value: &Value) -> String {
+        fn canonical(value: Value) -> Value {
+            match value {
+                Value::Object(map) => {
+                    let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+                    entries.sort_by(|a, b| a.0.cmp(&b.0));
+                    Value::Object(
+                        entries
+                            .into_iter()
+                            .map(|(key, value)| (key, canonical(value)))
+                            .collect(),
+                    )
+                }
+                Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+                other => other,
+            }
+        }
+        hex::encode(Sha256::digest(
+            canonical(value.clone()).to_string().as_bytes(),
+        ))
+    }
+
+    #[test]
+    fn keys_are_those_of_the_first_recipe() {
+        let mut full = ChatRequest::new(vec![
+            Message::system("Réponds \"brièvement\".\n\t<doc>\u{1F600}</doc>"),
+            Message::user("u"),
+            Message::assistant("a"),
+        ]);
+        full.temperature = 0.7;
+        full.top_p = Some(0.9);
+        full.max_tokens = 1024;
+        full.seed = Some(2_147_483_647);
+        full.stop = vec!["\n\n".into(), "END".into()];
+        full.json_schema = Some(JsonSchema {
+            name: "candidates".into(),
+            schema: json!({"type": "object", "required": ["b", "a"],
+                           "properties": {"b": {"type": "array", "items": {"z": 1, "a": 2.5}},
+                                          "a": {"type": "string", "maxLength": 10}},
+                           "additionalProperties": false}),
+        });
+        for request in [request(), full] {
+            let value = json!({
+                "version": KEY_VERSION,
+                "kind": "chat",
+                "backend": "openai",
+                "model": "m",
+                "request": request,
+            });
+            assert_eq!(
+                chat_cache_key("openai", "m", &request),
+                key_of_rebuilt(&value)
+            );
+        }
+        let texts = vec!["a".to_string(), "é \"b\"".to_string()];
+        let value = json!({"version": KEY_VERSION, "kind": "embed", "backend": "openai",
+                           "model": "m", "texts": texts});
+        assert_eq!(
+            embed_cache_key("openai", "m", &texts),
+            key_of_rebuilt(&value)
+        );
     }
 }

@@ -27,9 +27,15 @@ pub struct Reply {
 }
 
 /// Chat completion with a concurrency limit, endpoint balancing, timeouts, retries, a response
-/// cache and usage accounting. Cheap to share: wrap it in an `Arc` and call it from many tasks.
-#[derive(Debug)]
+/// cache and usage accounting. Cheap to clone: clones share the limit, the endpoints, the cache
+/// and the usage, so that tasks spawned on other threads can each hold one.
+#[derive(Debug, Clone)]
 pub struct ChatClient {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     dispatcher: Dispatcher<dyn ChatBackend>,
     cache: Option<ResponseCache>,
 }
@@ -49,8 +55,15 @@ impl ChatClient {
             .map(ResponseCache::open)
             .transpose()?;
         Ok(ChatClient {
-            dispatcher: Dispatcher::new(EndpointPool::new(backends), settings, &backend, &model),
-            cache,
+            inner: Arc::new(Inner {
+                dispatcher: Dispatcher::new(
+                    EndpointPool::new(backends),
+                    settings,
+                    &backend,
+                    &model,
+                ),
+                cache,
+            }),
         })
     }
 
@@ -101,27 +114,34 @@ impl ChatClient {
 
     /// `openai`, `anthropic`, `embedded`, …
     pub fn backend(&self) -> &str {
-        self.dispatcher.pool.first().backend()
+        self.inner.dispatcher.pool.first().backend()
     }
 
     pub fn model(&self) -> &str {
-        self.dispatcher.pool.first().model()
+        self.inner.dispatcher.pool.first().model()
     }
 
     /// The endpoints, in the order they were given.
     pub fn endpoints(&self) -> Vec<String> {
-        let backends = self.dispatcher.pool.backends();
+        let backends = self.inner.dispatcher.pool.backends();
         backends.iter().map(|b| b.endpoint().to_string()).collect()
     }
 
     /// Answers `request` from the cache, or calls a backend (retrying as configured) and
     /// stores the reply. The reply's usage latency is the successful attempt's wall time.
+    ///
+    /// The reply is committed to the cache file in the background, with others that arrive
+    /// meanwhile: [`ChatClient::flush`] waits until every reply returned so far is in the file
+    /// (a stage flushes before it records an item as done), and so does dropping the last clone
+    /// of the client.
     pub async fn complete(&self, request: &ChatRequest) -> Result<Reply, LlmError> {
-        let usage = &self.dispatcher.usage;
+        let usage = &self.inner.dispatcher.usage;
         usage.request();
         // Hashing the canonical request costs microseconds; without a cache there is no need.
-        let key = self.cache.as_ref().map(|_| {
-            if request.json_schema.is_some() && !self.dispatcher.pool.first().sends_json_schema() {
+        let key = self.inner.cache.as_ref().map(|_| {
+            if request.json_schema.is_some()
+                && !self.inner.dispatcher.pool.first().sends_json_schema()
+            {
                 // Keyed by what the model receives: the schema is not sent.
                 let sent = ChatRequest {
                     json_schema: None,
@@ -132,8 +152,8 @@ impl ChatClient {
                 chat_cache_key(self.backend(), self.model(), request)
             }
         });
-        if let (Some(cache), Some(key)) = (&self.cache, &key)
-            && let Some(completion) = cache.get_completion(key).await?
+        if let (Some(cache), Some(key)) = (&self.inner.cache, &key)
+            && let Some(completion) = cache.get_completion(key)?
         {
             usage.cache_hit();
             return Ok(Reply {
@@ -143,6 +163,7 @@ impl ChatClient {
             });
         }
         let (mut completion, stats) = self
+            .inner
             .dispatcher
             .call(
                 |backend| backend.endpoint().to_string(),
@@ -154,10 +175,8 @@ impl ChatClient {
             completion.usage.prompt_tokens,
             completion.usage.completion_tokens,
         );
-        if let (Some(cache), Some(key)) = (&self.cache, &key) {
-            cache
-                .put_completion(key, self.backend(), self.model(), request, &completion)
-                .await?;
+        if let (Some(cache), Some(key)) = (&self.inner.cache, &key) {
+            cache.put_completion(key, self.backend(), self.model(), request, &completion)?;
         }
         Ok(Reply {
             completion,
@@ -166,9 +185,19 @@ impl ChatClient {
         })
     }
 
+    /// Waits until every reply this client (or a clone) has returned is committed to the
+    /// response cache; the error of a store that failed since the last flush, if any. Without
+    /// a cache there is nothing to wait for.
+    pub async fn flush(&self) -> Result<(), LlmError> {
+        match &self.inner.cache {
+            Some(cache) => cache.flush().await,
+            None => Ok(()),
+        }
+    }
+
     /// Totals since the client was built.
     pub fn usage(&self) -> UsageSummary {
-        self.dispatcher.usage.snapshot()
+        self.inner.dispatcher.usage.snapshot()
     }
 }
 

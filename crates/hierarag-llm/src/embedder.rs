@@ -104,7 +104,7 @@ impl Embedder {
             .as_ref()
             .map(|_| embed_cache_key(self.backend(), self.model(), texts));
         if let (Some(cache), Some(key)) = (&self.cache, &key)
-            && let Some(vectors) = cache.get_embeddings(key).await?
+            && let Some(vectors) = cache.get_embeddings(key)?
             && vectors.len() == texts.len()
         {
             usage.cache_hit();

@@ -12,7 +12,8 @@
 //!   5xx, timeouts, dropped connections, truncated bodies and invalid JSON, never waiting less
 //!   than the server's `Retry-After`; any other 4xx fails at once with the server's message;
 //! - a SQLite [`ResponseCache`] keyed by (backend, model, request), so that a rerun makes no
-//!   call and gets the same text;
+//!   call and gets the same text; replies are committed by a writer thread in groups, and
+//!   [`ChatClient::flush`] waits until those returned so far are in the file;
 //! - usage accounting ([`UsageSummary`]) for the run manifest and a stage's last line.
 //!
 //! A request that fails for good is an [`LlmError::Call`] naming the backend, model, endpoint,

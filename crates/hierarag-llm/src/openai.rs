@@ -5,18 +5,18 @@ use std::fmt;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::http::post_json;
+use crate::http::{PostUrl, post_json};
 use crate::types::{
-    BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, Usage,
+    BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, Message, Usage,
 };
 
 /// Chat completions on one OpenAI-compatible endpoint.
 pub struct OpenAiChat {
     client: reqwest::Client,
     base_url: String,
-    url: String,
+    url: PostUrl,
     model: String,
     api_key: Option<String>,
     structured_output: bool,
@@ -36,7 +36,7 @@ impl OpenAiChat {
         let base_url = base_url.trim_end_matches('/').to_string();
         OpenAiChat {
             client,
-            url: format!("{base_url}/chat/completions"),
+            url: PostUrl::new(format!("{base_url}/chat/completions")),
             base_url,
             model: model.to_string(),
             api_key,
@@ -46,29 +46,64 @@ impl OpenAiChat {
 
     /// The JSON body of a request (public for tests and for logging what is sent).
     pub fn request_body(&self, request: &ChatRequest) -> Value {
-        let mut body = json!({
-            "model": self.model,
-            "messages": request.messages,
-            "temperature": decimal(request.temperature),
-            "max_tokens": request.max_tokens,
-        });
-        if let Some(top_p) = request.top_p {
-            body["top_p"] = decimal(top_p);
-        }
-        if let Some(seed) = request.seed {
-            body["seed"] = json!(seed);
-        }
-        if !request.stop.is_empty() {
-            body["stop"] = json!(request.stop);
-        }
-        if let (Some(schema), true) = (&request.json_schema, self.structured_output) {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {"name": schema.name, "schema": schema.schema, "strict": true},
-            });
-        }
-        body
+        serde_json::to_value(self.body(request)).expect("a request body serialises")
     }
+
+    /// The body as sent: borrowed from the request, serialised once by the HTTP client.
+    fn body<'a>(&'a self, request: &'a ChatRequest) -> ChatBody<'a> {
+        ChatBody {
+            model: &self.model,
+            messages: &request.messages,
+            temperature: decimal(request.temperature),
+            max_tokens: request.max_tokens,
+            top_p: request.top_p.map(decimal),
+            seed: request.seed,
+            stop: &request.stop,
+            response_format: request
+                .json_schema
+                .as_ref()
+                .filter(|_| self.structured_output)
+                .map(|schema| ResponseFormat {
+                    kind: "json_schema",
+                    json_schema: SchemaFormat {
+                        name: &schema.name,
+                        schema: &schema.schema,
+                        strict: true,
+                    },
+                }),
+        }
+    }
+}
+
+/// `POST /chat/completions`: unset options are left out.
+#[derive(Serialize)]
+struct ChatBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    temperature: Value,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+}
+
+#[derive(Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: SchemaFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct SchemaFormat<'a> {
+    name: &'a str,
+    schema: &'a Value,
+    strict: bool,
 }
 
 /// Only the fields used; unknown ones are ignored.
@@ -122,7 +157,7 @@ impl ChatBackend for OpenAiChat {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<Completion, CallError>> {
         Box::pin(async move {
-            let body = self.request_body(request);
+            let body = self.body(request);
             let response: ChatResponse =
                 post_json(&self.client, &self.url, bearer(&self.api_key)?, &body).await?;
             let Some(choice) = response.choices.into_iter().next() else {
@@ -152,7 +187,7 @@ impl ChatBackend for OpenAiChat {
 pub struct OpenAiEmbeddings {
     client: reqwest::Client,
     base_url: String,
-    url: String,
+    url: PostUrl,
     model: String,
     api_key: Option<String>,
 }
@@ -168,7 +203,7 @@ impl OpenAiEmbeddings {
         let base_url = base_url.trim_end_matches('/').to_string();
         OpenAiEmbeddings {
             client,
-            url: format!("{base_url}/embeddings"),
+            url: PostUrl::new(format!("{base_url}/embeddings")),
             base_url,
             model: model.to_string(),
             api_key,
@@ -261,7 +296,7 @@ fn bearer(api_key: &Option<String>) -> Result<HeaderMap, CallError> {
 impl fmt::Debug for OpenAiChat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiChat")
-            .field("url", &self.url)
+            .field("url", &self.url.as_str())
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("structured_output", &self.structured_output)
@@ -272,7 +307,7 @@ impl fmt::Debug for OpenAiChat {
 impl fmt::Debug for OpenAiEmbeddings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiEmbeddings")
-            .field("url", &self.url)
+            .field("url", &self.url.as_str())
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .finish()
@@ -283,6 +318,7 @@ impl fmt::Debug for OpenAiEmbeddings {
 mod tests {
     use super::*;
     use crate::types::{JsonSchema, Message};
+    use serde_json::json;
 
     fn backend(structured_output: bool) -> OpenAiChat {
         OpenAiChat::new(

@@ -10,13 +10,25 @@
 //! requests per item over N items cannot finish before ⌈N / C⌉ × R × D (the server's own time);
 //! the overhead is the measured wall time over that bound, minus one. The retriever of the
 //! answer stage returns ten fixed chunks, so only the LLM path is measured.
+//!
+//! The mock server runs on its own thread with its own single-threaded runtime (threads named
+//! `mock-*`), so that its CPU time is counted apart from the stages'; it still shares the
+//! machine's cores with them. It answers from markers in the request body without parsing it,
+//! and its replies are released by a timer thread that sleeps until the earliest deadline:
+//! tokio's timer rounds every sleep up to a whole millisecond, which alone would add 2–5 % to a
+//! 20 ms server. It reports how long it actually held each request, the CPU time of its threads
+//! and of the rest of the process, and the client's turnaround: the time from a reply to the
+//! next request on the same connection, which every round of requests adds to the stage.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::Json;
+use axum::body::Bytes;
+use axum::extract::ConnectInfo;
+use axum::http::header::CONTENT_TYPE;
 use axum::routing::post;
 use hierarag_generate::{BenchmarkRecord, GenerateSettings, Generator};
 use hierarag_llm::{BoxFuture, ChatBackend, ChatClient, ClientSettings, OpenAiChat, http_client};
@@ -25,6 +37,7 @@ use hierarag_plan::{CategoryRef, DesignKind, PlanItem};
 use hierarag_rag::{AnswerSettings, Answerer, RagError, RetrievedChunk, Retriever};
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 #[derive(Default)]
 struct Gauge {
@@ -33,36 +46,41 @@ struct Gauge {
     /// Sum over requests of the in-flight count seen on arrival, for the mean.
     seen: AtomicUsize,
     requests: AtomicUsize,
+    /// Sum over requests of the time from the handler's start to the reply, in nanoseconds.
+    held_ns: AtomicU64,
+    /// When each connection's last reply was sent, and the gaps from a reply to the next
+    /// request on the same connection (the client's turnaround), in microseconds.
+    replied: Mutex<HashMap<SocketAddr, Instant>>,
+    turnarounds_us: Mutex<Vec<u64>>,
 }
 
-fn reply(text: String) -> Json<Value> {
-    Json(json!({
+fn reply(text: String) -> String {
+    json!({
         "id": "x", "object": "chat.completion", "model": "bench",
         "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    }))
+    })
+    .to_string()
 }
 
-async fn handle(gauge: Arc<Gauge>, delay: Duration, body: Value) -> Json<Value> {
-    let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
-    gauge.max.fetch_max(now, Ordering::SeqCst);
-    gauge.seen.fetch_add(now, Ordering::SeqCst);
-    gauge.requests.fetch_add(1, Ordering::SeqCst);
-    tokio::time::sleep(delay).await;
-    gauge.now.fetch_sub(1, Ordering::SeqCst);
-    let system = body["messages"][0]["content"].as_str().unwrap_or("");
-    let user = body["messages"][1]["content"].as_str().unwrap_or("");
-    if system.contains("reviewer") {
-        let n = user.matches("Candidate ").count();
+/// The reply to a request, found by looking for markers in its body (cheaper than parsing
+/// it): verdicts for the filter, three candidates for the generator, a sentence for the
+/// answerer.
+fn reply_to(body: &[u8]) -> String {
+    let body = std::str::from_utf8(body).expect("a UTF-8 body");
+    if body.contains("strict reviewer") {
+        // The user message numbers the candidates as "Candidate 1", "Candidate 2", …
+        let n = body.matches("Candidate ").count();
         let verdicts: Vec<Value> = (1..=n)
             .map(|c| json!({"candidate": c, "faithful": true, "fits_category": true, "standalone": true, "reason": ""}))
             .collect();
         return reply(json!({ "verdicts": verdicts }).to_string());
     }
-    if system.contains("question-answer pairs") {
-        let marker = user
-            .split("<document number=\"1\">\n")
+    if body.contains("question-answer pairs") {
+        // In the JSON body the document's first line starts after `<document number=\"1\">\n`.
+        let marker = body
+            .split(r#"<document number=\"1\">\n"#)
             .nth(1)
             .unwrap_or("x");
         let word = marker.split_whitespace().next().unwrap_or("x");
@@ -72,6 +90,146 @@ async fn handle(gauge: Arc<Gauge>, delay: Duration, body: Value) -> Json<Value> 
         return reply(json!({ "candidates": candidates }).to_string());
     }
     reply("An answer from the first passage.".into())
+}
+
+/// Releases replies at their deadlines. With one fixed delay, deadlines come in the order the
+/// requests arrived, so a queue serves and the thread never needs waking for a new one unless
+/// it was idle.
+#[derive(Default)]
+struct Timer {
+    alarms: Mutex<VecDeque<(Instant, oneshot::Sender<()>)>>,
+    idle: Condvar,
+}
+
+impl Timer {
+    fn set(&self, deadline: Instant, waker: oneshot::Sender<()>) {
+        let mut alarms = self.alarms.lock().unwrap();
+        alarms.push_back((deadline, waker));
+        if alarms.len() == 1 {
+            self.idle.notify_one();
+        }
+    }
+
+    /// Sleeps until the first deadline (within the kernel's timer slack, tens of
+    /// microseconds), then wakes every alarm that is due.
+    fn run(&self) {
+        let mut alarms = self.alarms.lock().unwrap();
+        loop {
+            let Some(&(deadline, _)) = alarms.front() else {
+                alarms = self.idle.wait(alarms).unwrap();
+                continue;
+            };
+            let now = Instant::now();
+            if deadline > now {
+                drop(alarms);
+                std::thread::sleep(deadline - now);
+                alarms = self.alarms.lock().unwrap();
+                continue;
+            }
+            while alarms.front().is_some_and(|(deadline, _)| *deadline <= now) {
+                let (_, waker) = alarms.pop_front().expect("looked at");
+                let _ = waker.send(());
+            }
+        }
+    }
+}
+
+struct Mock {
+    gauge: Gauge,
+    delay: Duration,
+    timer: Timer,
+}
+
+async fn handle(
+    mock: Arc<Mock>,
+    client: SocketAddr,
+    body: Bytes,
+) -> ([(axum::http::HeaderName, &'static str); 1], String) {
+    let arrived = Instant::now();
+    let gauge = &mock.gauge;
+    if let Some(replied) = gauge.replied.lock().unwrap().remove(&client) {
+        let gap = arrived.duration_since(replied).as_micros() as u64;
+        gauge.turnarounds_us.lock().unwrap().push(gap);
+    }
+    let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
+    gauge.max.fetch_max(now, Ordering::SeqCst);
+    gauge.seen.fetch_add(now, Ordering::SeqCst);
+    gauge.requests.fetch_add(1, Ordering::SeqCst);
+    let text = reply_to(&body);
+    let (waker, alarm) = oneshot::channel();
+    mock.timer.set(arrived + mock.delay, waker);
+    alarm.await.expect("the timer wakes every alarm");
+    gauge
+        .held_ns
+        .fetch_add(arrived.elapsed().as_nanos() as u64, Ordering::SeqCst);
+    gauge.now.fetch_sub(1, Ordering::SeqCst);
+    gauge.replied.lock().unwrap().insert(client, Instant::now());
+    ([(CONTENT_TYPE, "application/json")], text)
+}
+
+/// Starts the mock on its own threads; returns its address.
+fn start_mock(mock: Arc<Mock>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let address = listener.local_addr().unwrap();
+    let timer = mock.clone();
+    std::thread::Builder::new()
+        .name("mock-timer".into())
+        .spawn(move || timer.timer.run())
+        .unwrap();
+    std::thread::Builder::new()
+        .name("mock-server".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let app = axum::Router::new().route(
+                    "/v1/chat/completions",
+                    post(
+                        move |ConnectInfo(client): ConnectInfo<SocketAddr>, body: Bytes| {
+                            handle(mock.clone(), client, body)
+                        },
+                    ),
+                );
+                let app = app.into_make_service_with_connect_info::<SocketAddr>();
+                axum::serve(listener, app).await.unwrap();
+            });
+        })
+        .unwrap();
+    format!("http://{address}/v1")
+}
+
+/// CPU seconds so far: (the mock's threads, the rest of the process, exited threads included).
+fn cpu_seconds() -> (f64, f64) {
+    let mut mock_ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("mock-") {
+            continue;
+        }
+        let schedstat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        mock_ns += schedstat
+            .split_whitespace()
+            .next()
+            .and_then(|ns| ns.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    // utime and stime (fields 14 and 15) in clock ticks of 10 ms, summed over all threads.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_comm = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    let ticks: u64 =
+        fields[11].parse::<u64>().unwrap_or(0) + fields[12].parse::<u64>().unwrap_or(0);
+    let total = ticks as f64 / 100.0;
+    let mock = mock_ns as f64 / 1e9;
+    (mock, (total - mock).max(0.0))
 }
 
 #[derive(Debug)]
@@ -90,6 +248,51 @@ impl Retriever for FixedChunks {
     }
 }
 
+/// What one stage took, measured around it.
+struct Measured {
+    seconds: f64,
+    requests: usize,
+    max_in_flight: usize,
+    mean_in_flight: f64,
+    mean_held_ms: f64,
+    mock_cpu_s: f64,
+    our_cpu_s: f64,
+    /// Median, 90th and 99th percentile of the client's turnaround, in milliseconds.
+    turnaround_ms: [f64; 3],
+    mean_turnaround_ms: f64,
+}
+
+fn measure(gauge: &Gauge, run: impl FnOnce()) -> Measured {
+    let (mock_before, ours_before) = cpu_seconds();
+    let started = Instant::now();
+    run();
+    let seconds = started.elapsed().as_secs_f64();
+    let (mock_after, ours_after) = cpu_seconds();
+    let requests = gauge.requests.swap(0, Ordering::SeqCst);
+    let seen = gauge.seen.swap(0, Ordering::SeqCst);
+    let held_ns = gauge.held_ns.swap(0, Ordering::SeqCst);
+    gauge.replied.lock().unwrap().clear();
+    let mut gaps = std::mem::take(&mut *gauge.turnarounds_us.lock().unwrap());
+    gaps.sort_unstable();
+    let quantile = |q: f64| {
+        gaps.get(((gaps.len() as f64 - 1.0) * q).round() as usize)
+            .map_or(0.0, |&us| us as f64 / 1000.0)
+    };
+    let turnaround_ms = [quantile(0.5), quantile(0.9), quantile(0.99)];
+    let mean_turnaround_ms = gaps.iter().sum::<u64>() as f64 / 1000.0 / gaps.len().max(1) as f64;
+    Measured {
+        seconds,
+        requests,
+        max_in_flight: gauge.max.swap(0, Ordering::SeqCst),
+        mean_in_flight: seen as f64 / requests.max(1) as f64,
+        mean_held_ms: held_ns as f64 / 1e6 / requests.max(1) as f64,
+        mock_cpu_s: mock_after - mock_before,
+        our_cpu_s: ours_after - ours_before,
+        turnaround_ms,
+        mean_turnaround_ms,
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let items: usize = args.first().map_or(2048, |a| a.parse().unwrap());
@@ -97,31 +300,24 @@ fn main() {
     let concurrency: usize = args.get(2).map_or(64, |a| a.parse().unwrap());
     let cache = args.get(3).is_none_or(|a| a == "cache");
 
+    let mock = Arc::new(Mock {
+        gauge: Gauge::default(),
+        delay,
+        timer: Timer::default(),
+    });
+    let base_url = start_mock(mock.clone());
+    let gauge = &mock.gauge;
+
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let gauge = Arc::new(Gauge::default());
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let address = listener.local_addr().unwrap();
-    let server_gauge = gauge.clone();
-    runtime.spawn(async move {
-        let app = axum::Router::new().route(
-            "/v1/chat/completions",
-            post(move |Json(body): Json<Value>| handle(server_gauge.clone(), delay, body)),
-        );
-        axum::serve(listener, app).await.unwrap();
-    });
-
     let dir = tempfile::tempdir().unwrap();
     let settings = ClientSettings {
         concurrency,
         cache: cache.then(|| dir.path().join("llm-cache.sqlite")),
         ..ClientSettings::default()
     };
-    let base_url = format!("http://{address}/v1");
     let backend = OpenAiChat::new(http_client().unwrap(), &base_url, "bench", None, true);
     let client =
         ChatClient::new(vec![Arc::new(backend) as Arc<dyn ChatBackend>], &settings).unwrap();
@@ -163,11 +359,10 @@ fn main() {
         out_dir: dir.path(),
         concurrency,
     };
-    let started = Instant::now();
-    let outcome = runtime.block_on(stage.run(&NoProgress)).unwrap();
-    let generate_s = started.elapsed().as_secs_f64();
-    assert_eq!(outcome.written, items, "{:?}", outcome.failures.first());
-    let generate_stats = take(&gauge);
+    let generate = measure(gauge, || {
+        let outcome = runtime.block_on(stage.run(&NoProgress)).unwrap();
+        assert_eq!(outcome.written, items, "{:?}", outcome.failures.first());
+    });
 
     let benchmark: Vec<BenchmarkRecord> =
         hierarag_pipeline::read_records(&dir.path().join("benchmark.jsonl")).unwrap();
@@ -188,11 +383,10 @@ fn main() {
         concurrency,
         seed: 1,
     };
-    let started = Instant::now();
-    let outcome = runtime.block_on(stage.run(&NoProgress)).unwrap();
-    let answer_s = started.elapsed().as_secs_f64();
-    assert_eq!(outcome.written, items);
-    let answer_stats = take(&gauge);
+    let answer = measure(gauge, || {
+        let outcome = runtime.block_on(stage.run(&NoProgress)).unwrap();
+        assert_eq!(outcome.written, items);
+    });
 
     let rounds = items.div_ceil(concurrency) as f64;
     let d = delay.as_secs_f64();
@@ -201,27 +395,31 @@ fn main() {
         delay.as_millis(),
         if cache { "on" } else { "off" }
     );
-    for (stage, seconds, calls_per_item, (requests, max, mean)) in [
-        (
-            "generate (generator + filter)",
-            generate_s,
-            2.0,
-            generate_stats,
-        ),
-        ("answer", answer_s, 1.0, answer_stats),
+    for (stage, calls_per_item, m) in [
+        ("generate (generator + filter)", 2.0, generate),
+        ("answer", 1.0, answer),
     ] {
         let bound = rounds * calls_per_item * d;
         println!(
-            "{stage:<30} {seconds:>7.3} s vs server-bound {bound:>7.3} s: overhead {:>5.1}%; {requests} requests, in flight max {max}, mean {mean:.1}",
-            (seconds / bound - 1.0) * 100.0
+            "{stage:<30} {:>7.3} s vs server-bound {bound:>7.3} s: overhead {:>5.1}%; {} requests, in flight max {}, mean {:.1}",
+            m.seconds,
+            (m.seconds / bound - 1.0) * 100.0,
+            m.requests,
+            m.max_in_flight,
+            m.mean_in_flight,
+        );
+        println!(
+            "{:<30} mock held each request {:.3} ms; CPU: stages {:.2} s ({:.0} µs/request), mock {:.2} s ({:.0} µs/request)",
+            "",
+            m.mean_held_ms,
+            m.our_cpu_s,
+            m.our_cpu_s * 1e6 / m.requests.max(1) as f64,
+            m.mock_cpu_s,
+            m.mock_cpu_s * 1e6 / m.requests.max(1) as f64,
+        );
+        println!(
+            "{:<30} client turnaround (a reply to the next request on its connection): mean {:.3} ms, median {:.3}, p90 {:.3}, p99 {:.3}",
+            "", m.mean_turnaround_ms, m.turnaround_ms[0], m.turnaround_ms[1], m.turnaround_ms[2],
         );
     }
-}
-
-/// (requests, max in flight, mean in flight on arrival) since the last call; resets.
-fn take(gauge: &Gauge) -> (usize, usize, f64) {
-    let requests = gauge.requests.swap(0, Ordering::SeqCst);
-    let seen = gauge.seen.swap(0, Ordering::SeqCst);
-    let max = gauge.max.swap(0, Ordering::SeqCst);
-    (requests, max, seen as f64 / requests.max(1) as f64)
 }

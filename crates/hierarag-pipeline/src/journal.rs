@@ -33,16 +33,17 @@ impl Journal {
     pub fn open(path: &Path, id_field: &'static str) -> Result<Journal, PipelineError> {
         let dropped_tail = repair_tail(path)?;
         let mut done = HashSet::new();
-        for (line, value) in read_values(path)?.into_iter().enumerate() {
-            let id = record_id(&value, id_field).ok_or_else(|| PipelineError::Record {
+        let lines = Lines::read(path, id_field)?;
+        for line in &lines.lines {
+            let id = line.id.as_deref().ok_or_else(|| PipelineError::Record {
                 path: path.to_path_buf(),
-                line: line + 1,
+                line: line.number,
                 message: format!("missing string field `{id_field}`"),
             })?;
             if !done.insert(id.to_string()) {
                 return Err(PipelineError::DuplicateId {
                     path: path.to_path_buf(),
-                    line: line + 1,
+                    line: line.number,
                     id: id.to_string(),
                 });
             }
@@ -99,38 +100,68 @@ impl Journal {
 
     /// Appends one line to a side file (no id bookkeeping).
     pub fn append_side<T: Serialize>(&mut self, record: &T) -> Result<(), PipelineError> {
-        let mut line = serde_json::to_string(record).map_err(|e| {
-            PipelineError::Invalid(format!("{}: cannot serialise: {e}", self.path.display()))
-        })?;
-        line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.flush())
-            .map_err(|e| PipelineError::io(&self.path, e))
+        self.append_side_all([record])
+    }
+
+    /// Appends several lines to a side file with one write (no id bookkeeping).
+    pub fn append_side_all<'r, T: Serialize + 'r>(
+        &mut self,
+        records: impl IntoIterator<Item = &'r T>,
+    ) -> Result<(), PipelineError> {
+        let mut lines = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut lines, record).map_err(|e| {
+                PipelineError::Invalid(format!("{}: cannot serialise: {e}", self.path.display()))
+            })?;
+            lines.push(b'\n');
+        }
+        self.write(&lines)
     }
 
     /// Appends one record as one line and flushes it to the operating system.
     pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), PipelineError> {
-        let value = serde_json::to_value(record).map_err(|e| {
-            PipelineError::Invalid(format!("{}: cannot serialise: {e}", self.path.display()))
-        })?;
-        let id = record_id(&value, self.id_field)
-            .ok_or_else(|| {
+        self.append_all([record]).map(drop)
+    }
+
+    /// Appends records as lines with one write (group commit: the records that finished
+    /// together reach the operating system together) and returns how many there were. The ids
+    /// count as done only once the write has returned; a process killed during it leaves at
+    /// most a torn last line, which [`Journal::open`] cuts off.
+    pub fn append_all<'r, T: Serialize + 'r>(
+        &mut self,
+        records: impl IntoIterator<Item = &'r T>,
+    ) -> Result<usize, PipelineError> {
+        let mut lines = Vec::new();
+        let mut ids = Vec::new();
+        for record in records {
+            let value = serde_json::to_value(record).map_err(|e| {
+                PipelineError::Invalid(format!("{}: cannot serialise: {e}", self.path.display()))
+            })?;
+            let id = record_id(&value, self.id_field).ok_or_else(|| {
                 PipelineError::Invalid(format!(
                     "{}: record without `{}`",
                     self.path.display(),
                     self.id_field
                 ))
-            })?
-            .to_string();
-        let mut line = serde_json::to_string(&value).expect("a JSON value serialises");
-        line.push('\n');
+            })?;
+            ids.push(id.to_string());
+            serde_json::to_writer(&mut lines, &value).expect("a JSON value serialises");
+            lines.push(b'\n');
+        }
+        self.write(&lines)?;
+        let written = ids.len();
+        self.done.extend(ids);
+        Ok(written)
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), PipelineError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
         self.file
-            .write_all(line.as_bytes())
+            .write_all(bytes)
             .and_then(|()| self.file.flush())
-            .map_err(|e| PipelineError::io(&self.path, e))?;
-        self.done.insert(id);
-        Ok(())
+            .map_err(|e| PipelineError::io(&self.path, e))
     }
 }
 
@@ -252,28 +283,172 @@ pub fn retain_records(
 
 /// Puts the lines of `path` in the order of `order` (ids by position; unknown ids last, in
 /// their current order), keeping the order of lines with the same id. Rewrites atomically,
-/// and only when the order changes.
+/// and only when the order changes. Lines are moved as they are, not parsed and printed
+/// again: every line was printed by serde_json, and printing its parse gives the same bytes.
 pub fn sort_records(
     path: &Path,
     field: &str,
     order: &HashMap<String, usize>,
 ) -> Result<(), PipelineError> {
-    let values = read_values(path)?;
-    let position = |v: &Value| {
-        record_id(v, field)
+    let lines = Lines::read(path, field)?;
+    let position = |line: &Line| {
+        line.id
+            .as_deref()
             .and_then(|id| order.get(id).copied())
             .unwrap_or(usize::MAX)
     };
-    let mut sorted: Vec<&Value> = values.iter().collect();
-    sorted.sort_by_key(|v| position(v));
+    let mut sorted: Vec<&Line> = lines.lines.iter().collect();
+    sorted.sort_by_key(|line| position(line));
     let changed = sorted
         .iter()
-        .zip(values.iter())
+        .zip(lines.lines.iter())
         .any(|(a, b)| !std::ptr::eq(*a, b));
     if changed {
-        write_values_atomic(path, &sorted)?;
+        let mut bytes = Vec::with_capacity(lines.bytes.len());
+        for line in sorted {
+            bytes.extend_from_slice(&lines.bytes[line.range.clone()]);
+            bytes.push(b'\n');
+        }
+        write_atomic(path, &bytes)?;
     }
     Ok(())
+}
+
+/// The non-blank lines of a JSONL file, each with the string value of one top-level field.
+struct Lines {
+    bytes: Vec<u8>,
+    lines: Vec<Line>,
+}
+
+struct Line {
+    /// 1-based, blank lines counted.
+    number: usize,
+    /// Without the line break.
+    range: std::ops::Range<usize>,
+    /// The field's value, when the line is an object with that field as a string.
+    id: Option<String>,
+}
+
+impl Lines {
+    /// Reads `path` (missing: no lines), checking that every line is JSON; an error names
+    /// file and line. Only the field is kept; the rest of each line is checked, not built.
+    fn read(path: &Path, field: &str) -> Result<Lines, PipelineError> {
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(PipelineError::io(path, e)),
+        };
+        let mut lines = Vec::new();
+        let mut start = 0;
+        let mut number = 0;
+        while start < bytes.len() {
+            number += 1;
+            let end = bytes[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |n| start + n);
+            let next = end + 1;
+            // As `BufRead::lines`: a line ends before "\n" or "\r\n".
+            let end = if end > start && bytes[end - 1] == b'\r' {
+                end - 1
+            } else {
+                end
+            };
+            let text = &bytes[start..end];
+            let record_error = |message: String| PipelineError::Record {
+                path: path.to_path_buf(),
+                line: number,
+                message,
+            };
+            let text = std::str::from_utf8(text).map_err(|e| record_error(e.to_string()))?;
+            if !text.trim().is_empty() {
+                let id =
+                    field_of(text.as_bytes(), field).map_err(|e| record_error(e.to_string()))?;
+                lines.push(Line {
+                    number,
+                    range: start..end,
+                    id,
+                });
+            }
+            start = next;
+        }
+        Ok(Lines { bytes, lines })
+    }
+}
+
+/// The string value of the top-level `field` of one JSON line (`None` when the line is not
+/// an object or the field is not a string), checking the whole line but building nothing else.
+fn field_of(line: &[u8], field: &str) -> Result<Option<String>, serde_json::Error> {
+    use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    struct FieldOf<'f>(&'f str);
+    struct KeyIs<'f>(&'f str);
+
+    impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
+        type Value = bool;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for KeyIs<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E: de::Error>(self, key: &str) -> Result<bool, E> {
+            Ok(key == self.0)
+        }
+    }
+
+    impl<'de> Visitor<'de> for FieldOf<'_> {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
+            // Like `Value::get` on a parsed line: the last of repeated keys counts.
+            let mut found = None;
+            while let Some(is_field) = map.next_key_seed(KeyIs(self.0))? {
+                if is_field {
+                    found = match map.next_value::<Value>()? {
+                        Value::String(id) => Some(id),
+                        _ => None,
+                    };
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<String>, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+    }
+
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let id = de::Deserializer::deserialize_any(&mut deserializer, FieldOf(field))?;
+    deserializer.end()?;
+    Ok(id)
 }
 
 /// Writes JSON values as lines to a temporary file beside `path`, syncs it and renames it over
@@ -364,6 +539,62 @@ mod tests {
             error.contains("scores.jsonl:2: duplicate id \"a\""),
             "{error}"
         );
+    }
+
+    #[test]
+    fn sorted_lines_are_the_bytes_a_parse_and_print_would_give() {
+        // What sorting did before it moved lines as they are: parse every line, print it again.
+        let records = [
+            json!({"id": "c", "x": 0.1, "y": 1e-7, "z": 123456789.0, "w": -0.0, "big": u64::MAX}),
+            json!({"id": "a", "text": "é \"quoted\" \\ \n\t\u{1}\u{7f} 😀 </script>", "n": [1, 2.5, null]}),
+            json!({"item": {"id": "nested"}, "id": "b", "f": 0.699999988079071, "g": 1.0e20}),
+            json!({"id": "d", "scores": {"ap": 0.3333333333333333, "cs": 0.7071067811865477}}),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("answers.jsonl");
+        let mut journal = Journal::open(&path, "id").unwrap();
+        assert_eq!(journal.append_all(records.iter()).unwrap(), 4);
+        let order: HashMap<String, usize> = ["a", "b", "c", "d"]
+            .iter()
+            .enumerate()
+            .map(|(n, id)| (id.to_string(), n))
+            .collect();
+        let mut values = read_values(&path).unwrap();
+        values.sort_by_key(|v| order[v["id"].as_str().unwrap()]);
+        let mut printed = Vec::new();
+        for value in &values {
+            serde_json::to_writer(&mut printed, value).unwrap();
+            printed.push(b'\n');
+        }
+        sort_records(&path, "id", &order).unwrap();
+        assert_eq!(
+            String::from_utf8(std::fs::read(&path).unwrap()).unwrap(),
+            String::from_utf8(printed).unwrap()
+        );
+    }
+
+    #[test]
+    fn ids_are_read_from_the_top_level_only_and_broken_lines_are_named() {
+        assert_eq!(
+            field_of(br#"{"item":{"id":"x"},"id":"y\u00e9"}"#, "id").unwrap(),
+            Some("yé".to_string())
+        );
+        assert_eq!(field_of(br#"{"item":{"id":"x"}}"#, "id").unwrap(), None);
+        assert_eq!(field_of(br#"{"id":3}"#, "id").unwrap(), None);
+        assert_eq!(field_of(br#"[{"id":"x"}]"#, "id").unwrap(), None);
+        assert!(field_of(br#"{"id":"x"} {"#, "id").is_err());
+        assert!(field_of(br#"{"id":"x","rest":[1,}"#, "id").is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("benchmark.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\":\"a\"}\r\n\n{\"id\":\"b\",\"x\":[}\n{\"id\":\"c\"}\n",
+        )
+        .unwrap();
+        let error = sort_records(&path, "id", &HashMap::new())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("benchmark.jsonl:3: "), "{error}");
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //!   run killed and resumed ends with the same bytes as one that was not;
 //! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`]: one pass of a stage over the items
 //!   not yet done, concurrently, with failures recorded in `<stage>.failures.jsonl` and
-//!   retried by the next pass;
+//!   retried by the next pass. Generation and answering run their items as tasks on the
+//!   runtime's worker threads (the stage's own task prepares items and writes records, off the
+//!   path from one item to the next); records of items that finish together are appended with
+//!   one write, after the response cache holds the replies behind them;
 //! - [`Manifest`]: `manifest.json` — config, version, seed, per-stage timings, inputs and
 //!   outputs with hashes, LLM usage and cost.
 //!
@@ -15,6 +18,7 @@
 mod error;
 mod journal;
 mod manifest;
+mod pool;
 mod stages;
 
 pub use error::PipelineError;

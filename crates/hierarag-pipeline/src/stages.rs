@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use futures_util::StreamExt;
 use hierarag_generate::{BenchmarkRecord, Generator, ItemOutcome, SourceDocument};
 use hierarag_llm::Embedder;
 use hierarag_metrics::{ScoredDoc, evaluate_query};
@@ -17,6 +16,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::error::PipelineError;
 use crate::journal::{Journal, retain_records, sort_records, write_values_atomic};
 use crate::manifest::Failure;
+use crate::pool::{Owned, Pool};
 
 pub const PLAN_FILE: &str = "plan.jsonl";
 pub const BENCHMARK_FILE: &str = "benchmark.jsonl";
@@ -142,38 +142,47 @@ impl GenerateStage<'_> {
         progress.start(self.plan.len() as u64, resumed as u64);
         let mut failures = Vec::new();
         let mut written = 0;
-        let mut outcomes = futures_util::stream::iter(todo.into_iter().map(|item| async move {
-            match self.documents_of(item) {
-                Ok(documents) => self.generator.generate(item, &documents).await,
-                Err(reason) => ItemOutcome {
+        let n_todo = todo.len();
+        let mut pool = Pool::new(todo.into_iter(), n_todo, self.concurrency, |item| {
+            std::future::ready(match self.documents_of(item) {
+                Ok(documents) => {
+                    let generation = self.generator.generate_owned(item.clone(), documents);
+                    Ok(Box::pin(generation) as Owned<ItemOutcome>)
+                }
+                Err(reason) => Err(ItemOutcome {
                     item_id: item.item_id.clone(),
                     record: None,
                     rejects: Vec::new(),
                     failure: Some(reason),
-                },
+                }),
+            })
+        });
+        while let Some(mut finished) = pool.next_batch().await {
+            // The replies behind a record are in the response cache before the record is on
+            // disk; when they cannot be stored, the items fail (and are redone next pass), as
+            // they did when each call waited for its own store.
+            if let Err(error) = pool.while_preparing(self.generator.flush()).await {
+                for outcome in finished.iter_mut().filter(|o| o.record.is_some()) {
+                    outcome.record = None;
+                    outcome.failure = Some(error.to_string());
+                }
             }
-        }))
-        .buffer_unordered(self.concurrency.max(1));
-        while let Some(outcome) = outcomes.next().await {
             // Rejects first: a record on disk means its item is complete. A failed item's
             // rejects are kept too; the next pass drops them with the item and redoes both.
-            for reject in &outcome.rejects {
-                rejects.append_side(reject)?;
-            }
-            match (&outcome.record, &outcome.failure) {
-                (Some(record), _) => {
-                    benchmark.append(record)?;
-                    written += 1;
+            rejects.append_side_all(finished.iter().flat_map(|o| &o.rejects))?;
+            written += benchmark.append_all(finished.iter().filter_map(|o| o.record.as_ref()))?;
+            progress.advance(finished.len() as u64);
+            for outcome in finished {
+                if outcome.record.is_none() {
+                    failures.push(Failure {
+                        stage: "generate".into(),
+                        item_id: outcome.item_id,
+                        reason: outcome.failure.unwrap_or_else(|| "no record".into()),
+                    });
                 }
-                (None, failure) => failures.push(Failure {
-                    stage: "generate".into(),
-                    item_id: outcome.item_id.clone(),
-                    reason: failure.clone().unwrap_or_else(|| "no record".into()),
-                }),
             }
-            progress.advance(1);
         }
-        drop(outcomes);
+        drop(pool);
         sort_records(&benchmark_path, "id", &order)?;
         sort_records(&rejects_path, "item_id", &order)?;
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
@@ -236,31 +245,58 @@ impl AnswerStage<'_> {
         progress.start(self.benchmark.len() as u64, resumed as u64);
         let mut failures = Vec::new();
         let mut written = 0;
-        let mut results = futures_util::stream::iter(todo.into_iter().map(|record| async move {
-            let seed = answer_seed(self.seed, &record.id);
-            (
-                record.id.clone(),
-                self.answerer
-                    .answer(&record.id, &record.question, seed)
-                    .await,
-            )
-        }))
-        .buffer_unordered(self.concurrency.max(1));
-        while let Some((id, result)) = results.next().await {
-            match result {
-                Ok(answer) => {
-                    answers.append(&answer)?;
-                    written += 1;
+        let n_todo = todo.len();
+        let mut pool = Pool::new(
+            todo.into_iter(),
+            n_todo,
+            self.concurrency,
+            |record| async move {
+                // Retrieval borrows the retriever, so it runs on this task; the prompt, the call
+                // and the record run on a worker.
+                let seed = answer_seed(self.seed, &record.id);
+                match self.answerer.retrieve(&record.question).await {
+                    Ok(chunks) => {
+                        let id = record.id.clone();
+                        let answering = self.answerer.answer_from_chunks(
+                            record.id.clone(),
+                            record.question.clone(),
+                            seed,
+                            chunks,
+                        );
+                        Ok(Box::pin(async move { (id, answering.await) }) as Owned<_>)
+                    }
+                    Err(error) => Err((record.id.clone(), Err(error))),
                 }
-                Err(error) => failures.push(Failure {
+            },
+        );
+        while let Some(finished) = pool.next_batch().await {
+            // The replies behind the answers are in the response cache before the answers are
+            // on disk; when they cannot be stored, the answers fail (and are redone next pass).
+            let stored = pool
+                .while_preparing(self.answerer.flush())
+                .await
+                .map_err(|e| e.to_string());
+            written += answers.append_all(
+                finished
+                    .iter()
+                    .filter(|_| stored.is_ok())
+                    .filter_map(|(_, r)| r.as_ref().ok()),
+            )?;
+            progress.advance(finished.len() as u64);
+            for (id, result) in finished {
+                let reason = match (result, &stored) {
+                    (Err(error), _) => error.to_string(),
+                    (Ok(_), Err(error)) => error.clone(),
+                    (Ok(_), Ok(())) => continue,
+                };
+                failures.push(Failure {
                     stage: "answer".into(),
                     item_id: id,
-                    reason: error.to_string(),
-                }),
+                    reason,
+                });
             }
-            progress.advance(1);
         }
-        drop(results);
+        drop(pool);
         sort_records(&path, "id", &order)?;
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
         write_failures(self.out_dir, "answer", &failures)?;

@@ -1,5 +1,7 @@
 //! The answering prompt, refusal detection, and one question answered.
 
+use std::sync::Arc;
+
 use hierarag_llm::{ChatClient, ChatRequest, Message, f32_json};
 use serde::{Deserialize, Serialize};
 
@@ -45,10 +47,14 @@ pub fn answer_messages(
     chunks: &[RetrievedChunk],
     max_words: usize,
 ) -> Vec<Message> {
-    let mut context = String::new();
+    let mut context = String::with_capacity(chunks.iter().map(|c| c.text.len() + 8).sum());
     for (n, chunk) in chunks.iter().enumerate() {
-        let text: Vec<&str> = chunk.text.split_whitespace().take(max_words).collect();
-        context.push_str(&format!("[{}] {}\n\n", n + 1, text.join(" ")));
+        // The first `max_words` words joined by single spaces, written in place.
+        context.push('[');
+        context.push_str(&(n + 1).to_string());
+        context.push_str("] ");
+        push_words(&mut context, &chunk.text, max_words);
+        context.push_str("\n\n");
     }
     if chunks.is_empty() {
         context.push_str("(no passages were found)\n\n");
@@ -58,6 +64,42 @@ pub fn answer_messages(
 above. If they do not contain the answer, reply exactly: \"{REFUSAL}\""
     );
     vec![Message::system(SYSTEM), Message::user(user)]
+}
+
+/// Appends the first `max_words` words of `text` joined by single spaces: the words of
+/// `split_whitespace`, found byte by byte when the text is ASCII (chunks usually are).
+fn push_words(out: &mut String, text: &str, max_words: usize) {
+    if !text.is_ascii() {
+        for (n, word) in text.split_whitespace().take(max_words).enumerate() {
+            if n > 0 {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+        return;
+    }
+    // The ASCII characters `char::is_whitespace` accepts (vertical tab included).
+    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+    let bytes = text.as_bytes();
+    let mut words = 0;
+    let mut i = 0;
+    while words < max_words {
+        while i < bytes.len() && is_space(bytes[i]) {
+            i += 1;
+        }
+        if i == bytes.len() {
+            break;
+        }
+        let start = i;
+        while i < bytes.len() && !is_space(bytes[i]) {
+            i += 1;
+        }
+        if words > 0 {
+            out.push(' ');
+        }
+        out.push_str(&text[start..i]);
+        words += 1;
+    }
 }
 
 /// Phrases by which an answer declines to answer (compared in lowercase, with curly
@@ -153,7 +195,15 @@ pub struct AnswerRecord {
 #[derive(Debug)]
 pub struct Answerer<'a> {
     retriever: &'a dyn Retriever,
-    client: &'a ChatClient,
+    prompting: Arc<Prompting>,
+}
+
+/// What an answer needs once its chunks are retrieved: shared by the answers that run as tasks
+/// of their own ([`Answerer::answer_from_chunks`]).
+#[derive(Debug)]
+struct Prompting {
+    retriever_name: String,
+    client: ChatClient,
     settings: AnswerSettings,
 }
 
@@ -165,13 +215,16 @@ impl<'a> Answerer<'a> {
     ) -> Answerer<'a> {
         Answerer {
             retriever,
-            client,
-            settings,
+            prompting: Arc::new(Prompting {
+                retriever_name: retriever.name().to_string(),
+                client: client.clone(),
+                settings,
+            }),
         }
     }
 
     pub fn settings(&self) -> &AnswerSettings {
-        &self.settings
+        &self.prompting.settings
     }
 
     /// Retrieves, prompts and records one answer. `seed` makes sampling reproducible (the
@@ -182,10 +235,45 @@ impl<'a> Answerer<'a> {
         question: &str,
         seed: u64,
     ) -> Result<AnswerRecord, RagError> {
-        let chunks = self
-            .retriever
-            .retrieve(question, self.settings.top_k)
-            .await?;
+        let chunks = self.retrieve(question).await?;
+        self.prompting.answer(id, question, seed, chunks).await
+    }
+
+    /// Waits until every reply the answering model has returned is committed to its response
+    /// cache (`ChatClient::flush`): a stage does so before it records answers as done.
+    pub async fn flush(&self) -> Result<(), hierarag_llm::LlmError> {
+        self.prompting.client.flush().await
+    }
+
+    /// The chunks [`Answerer::answer`] gives the model for `question`.
+    pub async fn retrieve(&self, question: &str) -> Result<Vec<RetrievedChunk>, RagError> {
+        self.retriever
+            .retrieve(question, self.prompting.settings.top_k)
+            .await
+    }
+
+    /// The rest of [`Answerer::answer`] once the chunks are retrieved, as a future that
+    /// borrows nothing, so that a stage can spawn it on a runtime's worker threads.
+    pub fn answer_from_chunks(
+        &self,
+        id: String,
+        question: String,
+        seed: u64,
+        chunks: Vec<RetrievedChunk>,
+    ) -> impl Future<Output = Result<AnswerRecord, RagError>> + Send + use<> {
+        let prompting = Arc::clone(&self.prompting);
+        async move { prompting.answer(&id, &question, seed, chunks).await }
+    }
+}
+
+impl Prompting {
+    async fn answer(
+        &self,
+        id: &str,
+        question: &str,
+        seed: u64,
+        chunks: Vec<RetrievedChunk>,
+    ) -> Result<AnswerRecord, RagError> {
         let mut request = ChatRequest::new(answer_messages(
             question,
             &chunks,
@@ -201,7 +289,7 @@ impl<'a> Answerer<'a> {
         Ok(AnswerRecord {
             id: id.to_string(),
             question: question.to_string(),
-            retriever: self.retriever.name().to_string(),
+            retriever: self.retriever_name.clone(),
             retrieved: chunks
                 .iter()
                 .map(|c| ChunkRef {
@@ -276,6 +364,44 @@ mod tests {
         assert!(user.contains("[2] four five\n"));
         assert!(user.contains("Question: Who?"));
         assert!(user.contains(REFUSAL));
+    }
+
+    #[test]
+    fn chunk_text_is_cut_to_whole_words_joined_by_single_spaces() {
+        let chunk = |text: &str| RetrievedChunk {
+            chunk_id: "a#0".into(),
+            doc_id: "a".into(),
+            score: 1.0,
+            text: text.into(),
+        };
+        let chunks = vec![chunk("  one\ttwo\n\nthree four "), chunk(""), chunk("five")];
+        let user = &answer_messages("Q?", &chunks, 3)[1].content;
+        assert!(
+            user.starts_with(
+                "Context passages:\n\n[1] one two three\n\n[2] \n\n[3] five\n\nQuestion: Q?"
+            ),
+            "{user}"
+        );
+    }
+
+    #[test]
+    fn words_are_those_of_split_whitespace() {
+        let texts = [
+            "",
+            "   ",
+            "one",
+            " one  two\tthree\n\nfour\x0bfive\x0csix\r\nseven ",
+            "é one\u{a0}two\u{2003}three  four",
+            "a\u{85}b c",
+        ];
+        for text in texts {
+            for max_words in [0, 1, 2, 3, 10] {
+                let mut pushed = String::new();
+                push_words(&mut pushed, text, max_words);
+                let expected: Vec<&str> = text.split_whitespace().take(max_words).collect();
+                assert_eq!(pushed, expected.join(" "), "{text:?} {max_words}");
+            }
+        }
     }
 
     #[test]
