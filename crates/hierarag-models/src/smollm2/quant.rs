@@ -42,6 +42,7 @@ pub(crate) enum QuantType {
 
 /// The instruction set the kernels run with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) enum Level {
     Scalar,
     /// AVX2 + FMA + F16C: `pmaddubsw`/`pmaddwd` for the 8-bit products.
@@ -233,6 +234,8 @@ impl PackedMatrix {
         out: *mut f32,
     ) {
         let n = self.rows;
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = level;
         #[cfg(target_arch = "x86_64")]
         if level != Level::Scalar {
             type Kernel = unsafe fn(&PackedMatrix, usize, &Activations, usize, *mut f32);
