@@ -44,10 +44,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench import cpu_jiffies, log, machine_info, wait_quiet  # noqa: E402  (stdlib-only helpers)
+from bench import ensure_packages, log, machine_info, timed_child  # noqa: E402  (stdlib-only helpers)
 
-PACKAGES = ["numpy", "sklearn"]
-PIP_NAMES = {"numpy": "numpy", "sklearn": "scikit-learn"}
+PACKAGES = {"numpy": "numpy", "sklearn": "scikit-learn"}  # import name: pip name
 TAXONOMY = os.path.join(ROOT, "crates", "hierarag-taxonomy", "src", "default.toml")
 LEVELS = ["coarse", "medium", "fine"]
 RQ2_DIMENSIONS = ["qc", "at", "lv"]
@@ -67,22 +66,6 @@ church temple road railway canal harbor fortress castle garden forest desert cli
 vaccine ocean lake valley province region village capital border century decade year month
 founded built named written designed elected discovered released signed destroyed restored
 compared caused explained described replaced located measured""".split()
-
-
-def ensure_packages():
-    """Install numpy and scikit-learn into this interpreter's environment if one is missing."""
-    missing = []
-    for name in PACKAGES:
-        try:
-            __import__(name)
-        except ImportError:
-            missing.append(PIP_NAMES[name])
-    if missing:
-        if sys.prefix == sys.base_prefix:
-            sys.exit(f"missing Python packages {missing}; run bench/analysis.sh (it creates bench/.venv), "
-                     f"or bench/.venv/bin/python -m pip install {' '.join(missing)}")
-        log(f"installing {' '.join(missing)} into {sys.prefix}")
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q"] + missing, check=True)
 
 
 def load_taxonomy(path):
@@ -559,39 +542,7 @@ def compare(ours_path, peer_path):
             "discpow_p_max_abs_diff": max(p_diff) if p_diff else None}
 
 
-# ----------------------------------------------------------------------------- timing
-def timed(cmd, log_path, max_wait_quiet):
-    """Wall time and peak RSS of one process: /usr/bin/time -f %M when present, else wait4()."""
-    busy_before, waited = wait_quiet(max_wait_quiet)
-    use_time = os.path.exists("/usr/bin/time")
-    tfile = log_path + ".time"
-    full = (["/usr/bin/time", "-f", "%M %U %S", "-o", tfile] + cmd) if use_time else cmd
-    tot0, idle0 = cpu_jiffies()
-    load0 = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    with open(log_path, "w") as lf:
-        p = subprocess.Popen(full, stdout=lf, stderr=subprocess.STDOUT)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    tot1, idle1 = cpu_jiffies()
-    busy_s = ((tot1 - tot0) - (idle1 - idle0)) / os.sysconf("SC_CLK_TCK")
-    rss, user, sys_ = ru.ru_maxrss, ru.ru_utime, ru.ru_stime
-    if use_time:
-        try:
-            with open(tfile) as f:
-                last = [l for l in f.read().splitlines() if l.strip()][-1].split()
-            rss, user, sys_ = int(last[0]), float(last[1]), float(last[2])
-        except Exception:
-            pass
-    with open(log_path, errors="replace") as f:
-        output = f.read()
-    return {"wall_s": wall, "peak_rss_kb": rss, "user_s": user, "sys_s": sys_,
-            "other_cpu_s": max(0.0, busy_s - user - sys_), "busy_cores_before": busy_before,
-            "loadavg_1m_before": load0, "waited_quiet_s": waited, "rc": p.returncode,
-            "output": output[-2000:], "log": os.path.relpath(log_path, ROOT)}
-
-
+# ----------------------------------------------------------------------------- runs
 SCENARIOS = {"resampling": [], "no-resampling": ["--bootstrap", "0", "--permutations", "0"]}
 SCEN_LABEL = {"resampling": "1,000 bootstrap + 1,000 permutations",
               "no-resampling": "--bootstrap 0 --permutations 0"}
@@ -703,7 +654,7 @@ def main():
     if args.report:
         with open(args.report) as f:
             return print_report(json.load(f))
-    ensure_packages()
+    ensure_packages(PACKAGES, "bench/analysis.sh")
     run_dir = os.path.join(args.out, dir_name(args.n, args.factorial))
     generated = ensure_run_dir(run_dir, args.n, args.factorial, args.seed)
     if args.generate_only:
@@ -738,7 +689,7 @@ def main():
         for scen in scenarios:
             for engine in engines:
                 cmd, out_file = engine_cmd(engine, args, run_dir, scen, work)
-                r = timed(cmd, os.path.join(work, f"{engine}-{scen}-{rep}.log"), args.max_wait_quiet)
+                r = timed_child(cmd, os.path.join(work, f"{engine}-{scen}-{rep}.log"), args.max_wait_quiet, ROOT)
                 r["cmd"] = " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)
                 results["runs"][scen][engine].append(r)
                 log(f"rep {rep + 1}/{args.reps} {scen:13s} {engine:8s} {r['wall_s']:7.3f} s  "

@@ -26,24 +26,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-VENV="$HERE/.venv"
-PY="$VENV/bin/python"
-if [[ ! -x "$PY" ]]; then
-  echo "[analysis-bench] creating $VENV" >&2
-  python3 -m venv "$VENV"
-  "$PY" -m pip install -q --upgrade pip
-fi
-if ! "$PY" -c 'import numpy, sklearn, scipy' 2>/dev/null; then
-  echo "[analysis-bench] installing numpy scikit-learn into $VENV" >&2
-  "$PY" -m pip install -q numpy scikit-learn
-fi
-"$PY" -m pip freeze 2>/dev/null | grep -iE '^(numpy|scikit-learn|scipy)==' | sed 's/^/[analysis-bench] /' >&2 || true
-
-if [[ $BUILD -eq 1 ]]; then
-  echo "[analysis-bench] cargo build --release -p hierarag" >&2
-  cargo build --release -p hierarag >&2
-fi
-BIN="$ROOT/target/release/hierarag"
-[[ -x "$BIN" ]] || { echo "[analysis-bench] $BIN not found (run without --no-build)" >&2; exit 1; }
+# shellcheck source=bench/venv.sh
+source "$HERE/venv.sh"
+bench_python analysis-bench "import numpy, sklearn, scipy" numpy scikit-learn scipy
+bench_binary analysis-bench "$BUILD"
 
 exec "$PY" "$HERE/analysis.py" --hierarag "$BIN" "${EXTRA[@]}"

@@ -75,6 +75,57 @@ def wait_quiet(max_wait, threshold=0.3):
     return b, time.time() - start
 
 
+def timed_child(cmd, log_path, max_wait_quiet, root):
+    """Wall time, CPU and peak RSS of one process (/usr/bin/time -f '%M %U %S' when present, else
+    wait4()), after waiting for the machine to be quiet; the log path is reported relative to root.
+    Used by plan.py and analysis.py."""
+    busy_before, waited = wait_quiet(max_wait_quiet)
+    use_time = os.path.exists("/usr/bin/time")
+    tfile = log_path + ".time"
+    full = (["/usr/bin/time", "-f", "%M %U %S", "-o", tfile] + cmd) if use_time else cmd
+    tot0, idle0 = cpu_jiffies()
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    with open(log_path, "w") as lf:
+        p = subprocess.Popen(full, stdout=lf, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    tot1, idle1 = cpu_jiffies()
+    busy_s = ((tot1 - tot0) - (idle1 - idle0)) / os.sysconf("SC_CLK_TCK")
+    rss, user, sys_ = ru.ru_maxrss, ru.ru_utime, ru.ru_stime  # of /usr/bin/time itself when used
+    if use_time:
+        try:
+            with open(tfile) as f:
+                last = [l for l in f.read().splitlines() if l.strip()][-1].split()
+            rss, user, sys_ = int(last[0]), float(last[1]), float(last[2])
+        except Exception:
+            pass
+    with open(log_path, errors="replace") as f:
+        output = f.read()
+    return {"wall_s": wall, "peak_rss_kb": rss, "user_s": user, "sys_s": sys_,
+            "other_cpu_s": max(0.0, busy_s - user - sys_), "busy_cores_before": busy_before,
+            "loadavg_1m_before": load0, "waited_quiet_s": waited, "rc": p.returncode,
+            "output": output[-2000:], "log": os.path.relpath(log_path, root)}
+
+
+def ensure_packages(modules, script):
+    """Install the missing ones of `modules` ({import name: pip name}) into this interpreter's
+    environment; outside a venv, exit saying to run `script` (which creates bench/.venv)."""
+    missing = []
+    for name, pip_name in modules.items():
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(pip_name)
+    if missing:
+        if sys.prefix == sys.base_prefix:
+            sys.exit(f"missing Python packages {missing}; run {script} (it creates bench/.venv), "
+                     f"or bench/.venv/bin/python -m pip install {' '.join(missing)}")
+        log(f"installing {' '.join(missing)} into {sys.prefix}")
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q"] + missing, check=True)
+
+
 def child_pid(pid):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:

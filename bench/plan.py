@@ -37,19 +37,16 @@ import argparse
 import datetime
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench import cpu_jiffies, log, machine_info, wait_quiet  # noqa: E402  (stdlib-only helpers)
+from bench import ensure_packages, log, machine_info, timed_child  # noqa: E402  (stdlib-only helpers)
 
-PACKAGES = ["numpy", "pyarrow", "duckdb"]
+PACKAGES = {"numpy": "numpy", "pyarrow": "pyarrow", "duckdb": "duckdb"}  # import name: pip name
 DEFAULT_ROWS = 1_000_000
 SAMPLE = 3336  # documents an rq2 plan with the paper's counts needs (333+333+446 per dimension, 3 dimensions)
 ROW_GROUP = 50_000
@@ -90,23 +87,6 @@ sometimes six girl clear further land run students provide feel party able mothe
 university""".split()
 
 
-def ensure_packages():
-    """Install numpy, pyarrow and duckdb into this interpreter's environment if one is missing."""
-    missing = []
-    for name in PACKAGES:
-        try:
-            __import__(name)
-        except ImportError:
-            missing.append(name)
-    if missing:
-        if sys.prefix == sys.base_prefix:
-            sys.exit(f"missing Python packages {missing}; run bench/plan.sh (it creates bench/.venv), "
-                     f"or bench/.venv/bin/python -m pip install {' '.join(missing)}")
-        log(f"installing {' '.join(missing)} into {sys.prefix}")
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q"] + missing, check=True)
-
-
-# ----------------------------------------------------------------------------- corpus
 def load_vocab(path):
     """ASCII whitespace-separated tokens of the Wikipedia sample and their counts (at least 2),
     so that drawn texts have English word frequencies, capitals and punctuation."""
@@ -317,38 +297,7 @@ def read_ids(engine, path):
         return [l for l in f.read().splitlines() if l]
 
 
-# ----------------------------------------------------------------------------- timing
-def timed(cmd, log_path, max_wait_quiet):
-    """Wall time and peak RSS of one process: /usr/bin/time -f %M when present, else wait4()."""
-    busy_before, waited = wait_quiet(max_wait_quiet)
-    use_time = os.path.exists("/usr/bin/time")
-    tfile = log_path + ".time"
-    full = (["/usr/bin/time", "-f", "%M %U %S", "-o", tfile] + cmd) if use_time else cmd
-    tot0, idle0 = cpu_jiffies()
-    t0 = time.perf_counter()
-    with open(log_path, "w") as lf:
-        p = subprocess.Popen(full, stdout=lf, stderr=subprocess.STDOUT)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    tot1, idle1 = cpu_jiffies()
-    busy_s = ((tot1 - tot0) - (idle1 - idle0)) / os.sysconf("SC_CLK_TCK")
-    rss, user, sys_ = ru.ru_maxrss, ru.ru_utime, ru.ru_stime  # of /usr/bin/time itself when used
-    if use_time:
-        try:
-            with open(tfile) as f:
-                last = [l for l in f.read().splitlines() if l.strip()][-1].split()
-            rss, user, sys_ = int(last[0]), float(last[1]), float(last[2])
-        except Exception:
-            pass
-    with open(log_path, errors="replace") as f:
-        output = f.read()
-    return {"wall_s": wall, "peak_rss_kb": rss, "user_s": user, "sys_s": sys_,
-            "other_cpu_s": max(0.0, busy_s - user - sys_), "busy_cores_before": busy_before,
-            "waited_quiet_s": waited, "rc": p.returncode, "output": output[-2000:],
-            "log": os.path.relpath(log_path, ROOT)}
-
-
+# ----------------------------------------------------------------------------- runs
 def engine_cmd(engine, args, corpus, scen, bounds, out_file):
     lo, hi = bounds
     if engine == "hierarag":
@@ -456,7 +405,7 @@ def main():
     if args.report:
         with open(args.report) as f:
             return print_report(json.load(f))
-    ensure_packages()
+    ensure_packages(PACKAGES, "bench/plan.sh")
     if not os.access(args.hierarag, os.X_OK):
         sys.exit(f"{args.hierarag} not found; cargo build --release -p hierarag")
 
@@ -491,7 +440,7 @@ def main():
             for engine in results["runs"][scen]:
                 out_file = os.path.join(work, f"{engine}-{scen}.{'jsonl' if engine == 'hierarag' else 'ids'}")
                 cmd = engine_cmd(engine, args, corpus, scen, bounds[scen], out_file)
-                r = timed(cmd, os.path.join(work, f"{engine}-{scen}-{rep}.log"), args.max_wait_quiet)
+                r = timed_child(cmd, os.path.join(work, f"{engine}-{scen}-{rep}.log"), args.max_wait_quiet, ROOT)
                 r["cmd"] = " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)
                 results["runs"][scen][engine].append(r)
                 log(f"rep {rep + 1}/{args.reps} {scen:9s} {engine:8s} {r['wall_s']:7.2f} s  "

@@ -25,25 +25,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-VENV="$HERE/.venv"
-PY="$VENV/bin/python"
-if [[ ! -x "$PY" ]]; then
-  echo "[plan-bench] creating $VENV" >&2
-  python3 -m venv "$VENV"
-  "$PY" -m pip install -q --upgrade pip
-fi
-if ! "$PY" -c 'import numpy, pyarrow, duckdb' 2>/dev/null; then
-  echo "[plan-bench] installing numpy pyarrow duckdb into $VENV" >&2
-  "$PY" -m pip install -q numpy pyarrow duckdb
-fi
-"$PY" -m pip freeze 2>/dev/null | grep -iE '^(numpy|pyarrow|duckdb)==' | sed 's/^/[plan-bench] /' >&2 || true
-
-if [[ $BUILD -eq 1 ]]; then
-  echo "[plan-bench] cargo build --release -p hierarag" >&2
-  cargo build --release -p hierarag >&2
-fi
-BIN="$ROOT/target/release/hierarag"
-[[ -x "$BIN" ]] || { echo "[plan-bench] $BIN not found (run without --no-build)" >&2; exit 1; }
+# shellcheck source=bench/venv.sh
+source "$HERE/venv.sh"
+bench_python plan-bench "import numpy, pyarrow, duckdb" numpy pyarrow duckdb
+bench_binary plan-bench "$BUILD"
 
 # The vocabulary of the generated texts comes from the Wikipedia sample; it is only needed
 # when the corpus is generated, and plan.py falls back on a built-in word list without it.
