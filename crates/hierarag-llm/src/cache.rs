@@ -1,14 +1,17 @@
 //! The response cache: SQLite (WAL) keyed by the sha256 of a canonical JSON of (backend, model,
-//! request), so that a rerun costs no call and gets the same replies.
+//! request), so that a rerun costs no call and gets the same replies. A row holds the key, the
+//! reply and its usage; the request is not stored (the key stands for it).
 //!
 //! Lookups run on the calling thread, each on a connection of a small pool: a primary-key read
 //! takes microseconds, and WAL readers never wait for the writer. Stores are queued for one
-//! writer thread per open cache, which takes what has queued since its last turn as one batch,
-//! runs it in one transaction and commits once (group commit): 64 replies arriving together
+//! writer thread per open cache, which takes what has queued since its last turn and what
+//! comes within a short window after it as one batch, runs it in one transaction and commits
+//! once (group commit): 64 replies arriving together, or a few hundred microseconds apart,
 //! cost one commit rather than 64, and no caller waits for a commit it does not ask for.
-//! [`ResponseCache::flush`] waits until every store queued before it has committed (a stage
-//! calls it before it records an item as done); a stored reply is served to lookups from memory
-//! until then, and dropping the last handle to the cache waits for the queue too. Checkpoints
+//! [`ResponseCache::flush`] waits until every store queued before it has committed, cutting the
+//! window short (a stage calls it before it records an item as done); a stored reply is served
+//! to lookups from memory until then, and dropping the last handle to the cache waits for the
+//! queue too. Checkpoints
 //! (copying the WAL into the database file, with its fsyncs) run on a thread of their own, a
 //! few times a second while stores come in, so that the writer does not wait for them.
 
@@ -26,13 +29,18 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use crate::error::LlmError;
-use crate::types::{ChatRequest, Completion, Usage};
+use crate::types::{ChatRequest, Completion, JsonSchema, Message, Usage};
 
 /// Bumped when the key's recipe changes, so that old entries are never misread.
 const KEY_VERSION: u32 = 1;
 
 /// Most stores the writer takes into one transaction.
 const MAX_BATCH: usize = 256;
+
+/// How long the writer gathers stores after the first of a batch before it commits them,
+/// unless a flush asks for them sooner: replies that arrive a few hundred microseconds apart
+/// would otherwise cost a commit each (a commit writes the touched pages to the WAL again).
+const COMMIT_WINDOW: Duration = Duration::from_millis(2);
 
 /// How long commits gather before the checkpoint thread copies them into the database file
 /// (a page rewritten by several commits is copied once).
@@ -55,6 +63,9 @@ pub struct ResponseCache {
 
 #[derive(Debug)]
 struct Shared {
+    /// How a completion is stored in this file ([`INSERT_COMPLETION`] or, in a file made
+    /// before requests stopped being stored, [`INSERT_COMPLETION_WITH_REQUEST`]).
+    insert_completion: &'static str,
     /// Idle read connections; a lookup takes one (or opens one) and puts it back.
     readers: Mutex<Vec<Connection>>,
     /// Stores queued so far.
@@ -85,10 +96,17 @@ struct Job {
     key: Option<String>,
 }
 
+/// What goes to the writer thread.
+enum Queued {
+    Job(Job),
+    /// A flush waits: commit what is queued without waiting for more.
+    CommitNow,
+}
+
 /// The writer thread and the queue to it.
 #[derive(Debug)]
 struct Writer {
-    jobs: Option<mpsc::Sender<Job>>,
+    jobs: Option<mpsc::Sender<Queued>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -126,7 +144,6 @@ impl ResponseCache {
                          key TEXT PRIMARY KEY,
                          backend TEXT NOT NULL,
                          model TEXT NOT NULL,
-                         request TEXT NOT NULL,
                          text TEXT NOT NULL,
                          finish_reason TEXT,
                          prompt_tokens INTEGER NOT NULL,
@@ -147,6 +164,13 @@ impl ResponseCache {
                 Ok(connection)
             })
             .map_err(|e| fail(e.to_string()))?;
+        let insert_completion = if has_column(&connection, "completions", "request")
+            .map_err(|e| fail(e.to_string()))?
+        {
+            INSERT_COMPLETION_WITH_REQUEST
+        } else {
+            INSERT_COMPLETION
+        };
         let checkpointer = connect(path).map_err(|e| fail(e.to_string()))?;
         let (jobs, queue) = mpsc::channel();
         let (report, finished) = watch::channel(0);
@@ -159,6 +183,7 @@ impl ResponseCache {
             })
             .map_err(|e| fail(format!("cannot start the cache's writer thread: {e}")))?;
         let shared = Arc::new(Shared {
+            insert_completion,
             readers: Mutex::new(Vec::new()),
             queued: AtomicU64::new(0),
             finished,
@@ -205,7 +230,12 @@ impl ResponseCache {
         // Counted before it is sent, so that a flush that starts after this call returns
         // waits for it.
         self.shared.queued.fetch_add(1, Ordering::SeqCst);
-        let sent = self.shared.writer.jobs.as_ref().map(|jobs| jobs.send(job));
+        let sent = self
+            .shared
+            .writer
+            .jobs
+            .as_ref()
+            .map(|jobs| jobs.send(Queued::Job(job)));
         if !matches!(sent, Some(Ok(()))) {
             self.shared.queued.fetch_sub(1, Ordering::SeqCst);
             return Err(self.error("the cache's writer thread has stopped".into()));
@@ -218,6 +248,12 @@ impl ResponseCache {
     pub async fn flush(&self) -> Result<(), LlmError> {
         let target = self.shared.queued.load(Ordering::SeqCst);
         let mut finished = self.shared.finished.clone();
+        if *finished.borrow() < target
+            && let Some(jobs) = &self.shared.writer.jobs
+        {
+            // A writer that has stopped is reported below.
+            let _ = jobs.send(Queued::CommitNow);
+        }
         if finished.wait_for(|&done| done >= target).await.is_err() {
             return Err(self.error("the cache's writer thread stopped before committing".into()));
         }
@@ -257,42 +293,36 @@ impl ResponseCache {
 
     /// Queues a completion to be stored ([`ResponseCache::flush`] waits for it); lookups see
     /// it at once. The first one stored for a key stays (a rerun sees what the first run saw,
-    /// even if two identical requests raced).
+    /// even if two identical requests raced). The request itself is not stored: the key
+    /// stands for it, and prompts would make up nearly all of the file (an answering prompt
+    /// of ten chunks is some 11 KB, its reply a few hundred bytes).
     pub(crate) fn put_completion(
         &self,
         key: &str,
         backend: &str,
         model: &str,
-        request: &ChatRequest,
         completion: &Completion,
     ) -> Result<(), LlmError> {
         lock(&self.shared.state.pending)
             .entry(key.to_string())
             .or_insert_with(|| completion.clone());
-        // Printed on the writer thread: a copy costs the caller less than printing.
         let row = (
             key.to_string(),
             backend.to_string(),
             model.to_string(),
-            request.clone(),
             completion.clone(),
         );
+        let insert = self.shared.insert_completion;
         self.queue(Job {
             key: Some(key.to_string()),
             work: Box::new(move |connection| {
-                let (key, backend, model, request, completion) = row;
-                let request = serde_json::to_string(&request).unwrap_or_default();
+                let (key, backend, model, completion) = row;
                 connection
-                    .prepare_cached(
-                        "INSERT OR IGNORE INTO completions (key, backend, model, request, text,
-                             finish_reason, prompt_tokens, completion_tokens, latency_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    )?
+                    .prepare_cached(insert)?
                     .execute(params![
                         key,
                         backend,
                         model,
-                        request,
                         completion.text,
                         completion.finish_reason,
                         completion.usage.prompt_tokens as i64,
@@ -357,6 +387,26 @@ impl ResponseCache {
     }
 }
 
+/// Stores a completion; the first stored for a key stays.
+const INSERT_COMPLETION: &str = "INSERT OR IGNORE INTO completions (key, backend, model, text,
+         finish_reason, prompt_tokens, completion_tokens, latency_ms)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+/// [`INSERT_COMPLETION`] into a file made by a version that stored each request in a
+/// `request TEXT NOT NULL` column: new rows leave it empty.
+const INSERT_COMPLETION_WITH_REQUEST: &str = "INSERT OR IGNORE INTO completions (key, backend,
+         model, request, text, finish_reason, prompt_tokens, completion_tokens, latency_ms)
+     VALUES (?1, ?2, ?3, '', ?4, ?5, ?6, ?7, ?8)";
+
+/// Whether `table` has a column named `column`.
+fn has_column(connection: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    connection.query_row(
+        "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+        params![table, column],
+        |row| row.get(0),
+    )
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -381,12 +431,13 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
     Ok(connection)
 }
 
-/// The writer thread: takes every store queued since its last turn (up to [`MAX_BATCH`]), runs
+/// The writer thread: takes the stores queued since its last turn and those that arrive within
+/// [`COMMIT_WINDOW`] of the first (up to [`MAX_BATCH`]; a flush cuts the window short), runs
 /// them in order in one transaction and commits; then drops their keys from the pending map,
 /// reports how many stores have finished, and tells the checkpoint thread.
 fn write_batches(
     connection: &Connection,
-    queue: &mpsc::Receiver<Job>,
+    queue: &mpsc::Receiver<Queued>,
     checkpointer: Connection,
     report: &watch::Sender<u64>,
     state: &WriterState,
@@ -398,11 +449,31 @@ fn write_batches(
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut finished = 0;
     while let Ok(first) = queue.recv() {
-        batch.push(first);
-        while batch.len() < MAX_BATCH
-            && let Ok(job) = queue.try_recv()
-        {
-            batch.push(job);
+        let mut commit_now = match first {
+            Queued::Job(job) => {
+                batch.push(job);
+                false
+            }
+            Queued::CommitNow => true,
+        };
+        let window_ends = Instant::now() + COMMIT_WINDOW;
+        while batch.len() < MAX_BATCH {
+            let next = if commit_now {
+                queue.try_recv().ok()
+            } else {
+                queue
+                    .recv_timeout(window_ends.saturating_duration_since(Instant::now()))
+                    .ok()
+            };
+            match next {
+                Some(Queued::Job(job)) => batch.push(job),
+                Some(Queued::CommitNow) => commit_now = true,
+                // Nothing more queued, the window is over, or the queue has closed.
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            continue;
         }
         // IMMEDIATE takes the write lock up front, waiting (busy timeout) for other processes.
         let mut failure = run(connection, "BEGIN IMMEDIATE").err();
@@ -488,13 +559,80 @@ fn checkpoint_after(connection: &Connection, commits: &mpsc::Receiver<()>) {
 /// request). Every field of the request counts, and the order of keys in a JSON schema does
 /// not.
 pub fn chat_cache_key(backend: &str, model: &str, request: &ChatRequest) -> String {
-    key_of(&json!({
-        "version": KEY_VERSION,
-        "kind": "chat",
-        "backend": backend,
-        "model": model,
-        "request": request,
-    }))
+    chat_key(backend, model, request, request.json_schema.as_ref())
+}
+
+/// [`chat_cache_key`] of `request` with its schema replaced by `schema` (a backend that does
+/// not send the schema keys the request without it), without copying the request.
+pub(crate) fn chat_key(
+    backend: &str,
+    model: &str,
+    request: &ChatRequest,
+    schema: Option<&JsonSchema>,
+) -> String {
+    let mut hasher = HashWriter(Sha256::new());
+    write_chat_key(&mut hasher, backend, model, request, schema).expect("hashing does not fail");
+    hex::encode(hasher.0.finalize())
+}
+
+/// Writes the canonical JSON of a chat key, `{"backend":…,"kind":"chat","model":…,
+/// "request":{…},"version":…}` with every object's keys sorted: the bytes that
+/// [`write_canonical`] gives for the request turned into a `serde_json::Value` (its `f32`s
+/// become `f64`s there), written field by field instead of building that value.
+fn write_chat_key(
+    out: &mut impl std::io::Write,
+    backend: &str,
+    model: &str,
+    request: &ChatRequest,
+    schema: Option<&JsonSchema>,
+) -> std::io::Result<()> {
+    let ChatRequest {
+        messages,
+        temperature,
+        top_p,
+        max_tokens,
+        seed,
+        stop,
+        json_schema: _,
+    } = request;
+    out.write_all(b"{\"backend\":")?;
+    serde_json::to_writer(&mut *out, backend)?;
+    out.write_all(b",\"kind\":\"chat\",\"model\":")?;
+    serde_json::to_writer(&mut *out, model)?;
+    out.write_all(b",\"request\":{\"json_schema\":")?;
+    match schema {
+        None => out.write_all(b"null")?,
+        Some(JsonSchema { name, schema }) => {
+            out.write_all(b"{\"name\":")?;
+            serde_json::to_writer(&mut *out, name)?;
+            out.write_all(b",\"schema\":")?;
+            write_canonical(schema, out)?;
+            out.write_all(b"}")?;
+        }
+    }
+    out.write_all(b",\"max_tokens\":")?;
+    serde_json::to_writer(&mut *out, max_tokens)?;
+    out.write_all(b",\"messages\":[")?;
+    for (n, Message { role, content }) in messages.iter().enumerate() {
+        out.write_all(if n == 0 {
+            b"{\"content\":"
+        } else {
+            b",{\"content\":"
+        })?;
+        serde_json::to_writer(&mut *out, content)?;
+        out.write_all(b",\"role\":")?;
+        serde_json::to_writer(&mut *out, role)?;
+        out.write_all(b"}")?;
+    }
+    out.write_all(b"],\"seed\":")?;
+    serde_json::to_writer(&mut *out, seed)?;
+    out.write_all(b",\"stop\":")?;
+    serde_json::to_writer(&mut *out, stop)?;
+    out.write_all(b",\"temperature\":")?;
+    serde_json::to_writer(&mut *out, &f64::from(*temperature))?;
+    out.write_all(b",\"top_p\":")?;
+    serde_json::to_writer(&mut *out, &top_p.map(f64::from))?;
+    write!(out, "}},\"version\":{KEY_VERSION}}}")
 }
 
 /// The cache key of one batch of texts to embed.
@@ -666,7 +804,7 @@ mod tests {
             let cache = ResponseCache::open(&path).unwrap();
             assert_eq!(cache.get_completion("k").unwrap(), None);
             cache
-                .put_completion("k", "openai", "m", &request(), &completion)
+                .put_completion("k", "openai", "m", &completion)
                 .unwrap();
             cache
                 .put_embeddings("e", "openai", "m", &[vec![1.0, 2.0]])
@@ -705,13 +843,7 @@ mod tests {
             // The first stored for a key stays, whether or not it was committed yet.
             let key = format!("k{}", n % 100);
             cache
-                .put_completion(
-                    &key,
-                    "openai",
-                    "m",
-                    &request(),
-                    &completion(&format!("t{n}")),
-                )
+                .put_completion(&key, "openai", "m", &completion(&format!("t{n}")))
                 .unwrap();
         }
         assert_eq!(cache.get_completion("k7").unwrap(), Some(completion("t7")));
@@ -733,13 +865,7 @@ mod tests {
             drop(cache);
             for n in 0..50 {
                 clone
-                    .put_completion(
-                        &format!("k{n}"),
-                        "openai",
-                        "m",
-                        &request(),
-                        &completion("t"),
-                    )
+                    .put_completion(&format!("k{n}"), "openai", "m", &completion("t"))
                     .unwrap();
             }
         }
@@ -793,6 +919,151 @@ mod tests {
         hex::encode(Sha256::digest(
             canonical(value.clone()).to_string().as_bytes(),
         ))
+    }
+
+    /// The key of the first recipe: the request turned into a JSON value, keys sorted.
+    fn first_recipe(backend: &str, model: &str, request: &ChatRequest) -> String {
+        key_of_rebuilt(&json!({
+            "version": KEY_VERSION,
+            "kind": "chat",
+            "backend": backend,
+            "model": model,
+            "request": request,
+        }))
+    }
+
+    fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
+        // Quotes, backslashes, control characters, non-ASCII and astral characters.
+        proptest::string::string_regex("[a-z \"\\\n\t\u{1}\u{7f}é€\u{1F600}]{0,12}").unwrap()
+    }
+
+    fn any_request() -> impl proptest::strategy::Strategy<Value = ChatRequest> {
+        use proptest::prelude::*;
+        let role = prop_oneof![
+            Just(crate::types::Role::System),
+            Just(crate::types::Role::User),
+            Just(crate::types::Role::Assistant)
+        ];
+        let message = (role, any_text()).prop_map(|(role, content)| Message { role, content });
+        let schema =
+            (any_text(), any_text(), any::<i64>(), any::<f64>()).prop_map(|(name, key, n, x)| {
+                JsonSchema {
+                    name,
+                    schema: json!({"type": "object", key: {"z": n, "a": x, "m": [x, null, true]}}),
+                }
+            });
+        (
+            proptest::collection::vec(message, 0..4),
+            any::<f32>(),
+            proptest::option::of(any::<f32>()),
+            any::<u32>(),
+            proptest::option::of(any::<u64>()),
+            proptest::collection::vec(any_text(), 0..3),
+            proptest::option::of(schema),
+        )
+            .prop_map(
+                |(messages, temperature, top_p, max_tokens, seed, stop, json_schema)| ChatRequest {
+                    messages,
+                    temperature,
+                    top_p,
+                    max_tokens,
+                    seed,
+                    stop,
+                    json_schema,
+                },
+            )
+    }
+
+    proptest::proptest! {
+        /// Keys written field by field equal the first recipe's for any request (NaN and
+        /// infinite settings, odd strings, nested schemas), so caches made before stay valid.
+        #[test]
+        fn field_by_field_keys_equal_the_first_recipe(
+            request in any_request(),
+            backend in any_text(),
+            model in any_text(),
+        ) {
+            proptest::prop_assert_eq!(
+                chat_cache_key(&backend, &model, &request),
+                first_recipe(&backend, &model, &request)
+            );
+            // Keyed without its schema, as the request with none.
+            let plain = ChatRequest { json_schema: None, ..request.clone() };
+            proptest::prop_assert_eq!(
+                chat_key(&backend, &model, &request, None),
+                first_recipe(&backend, &model, &plain)
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_are_not_stored_and_older_files_still_take_completions() {
+        let dir = tempfile::tempdir().unwrap();
+        let count_request_columns = |path: &Path| -> i64 {
+            Connection::open(path)
+                .unwrap()
+                .query_row(
+                    "SELECT COUNT(*) FROM pragma_table_info('completions') WHERE name = 'request'",
+                    [],
+                    |row| row.get(0),
+                )
+                .unwrap()
+        };
+        let new = dir.path().join("new.sqlite");
+        {
+            let cache = ResponseCache::open(&new).unwrap();
+            cache
+                .put_completion("k", "openai", "m", &completion("t"))
+                .unwrap();
+        }
+        assert_eq!(count_request_columns(&new), 0);
+        assert_eq!(
+            ResponseCache::open(&new)
+                .unwrap()
+                .get_completion("k")
+                .unwrap(),
+            Some(completion("t"))
+        );
+
+        // A file of the earlier layout: its rows stay readable and new rows go in.
+        let old = dir.path().join("old.sqlite");
+        Connection::open(&old)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE completions (
+                     key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,
+                     request TEXT NOT NULL, text TEXT NOT NULL, finish_reason TEXT,
+                     prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+                     latency_ms REAL NOT NULL,
+                     created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
+                 INSERT INTO completions (key, backend, model, request, text, finish_reason,
+                     prompt_tokens, completion_tokens, latency_ms)
+                 VALUES ('old', 'openai', 'm', '{\"messages\":[]}', 'before', 'stop', 3, 1, 2.5);",
+            )
+            .unwrap();
+        {
+            let cache = ResponseCache::open(&old).unwrap();
+            cache
+                .put_completion("k", "openai", "m", &completion("t"))
+                .unwrap();
+            cache.flush().await.unwrap();
+        }
+        assert_eq!(count_request_columns(&old), 1);
+        let cache = ResponseCache::open(&old).unwrap();
+        assert_eq!(cache.get_completion("k").unwrap(), Some(completion("t")));
+        let before = cache.get_completion("old").unwrap().unwrap();
+        assert_eq!(
+            (before.text.as_str(), before.usage.prompt_tokens),
+            ("before", 3)
+        );
+        let stored: String = cache
+            .read(|c| {
+                c.query_row("SELECT request FROM completions WHERE key = 'k'", [], |r| {
+                    r.get(0)
+                })
+            })
+            .unwrap();
+        assert_eq!(stored, "");
     }
 
     #[test]

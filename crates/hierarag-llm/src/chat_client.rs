@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::anthropic::AnthropicChat;
-use crate::cache::{ResponseCache, chat_cache_key};
+use crate::cache::{ResponseCache, chat_key};
 use crate::config::{ChatBackendKind, ClientSettings, LlmConfig};
 use crate::dispatch::Dispatcher;
 use crate::endpoints::EndpointPool;
@@ -138,19 +138,14 @@ impl ChatClient {
         let usage = &self.inner.dispatcher.usage;
         usage.request();
         // Hashing the canonical request costs microseconds; without a cache there is no need.
+        // The key is of what the model receives: a backend that does not send the schema
+        // (without structured output, or Anthropic) is keyed without it.
         let key = self.inner.cache.as_ref().map(|_| {
-            if request.json_schema.is_some()
-                && !self.inner.dispatcher.pool.first().sends_json_schema()
-            {
-                // Keyed by what the model receives: the schema is not sent.
-                let sent = ChatRequest {
-                    json_schema: None,
-                    ..request.clone()
-                };
-                chat_cache_key(self.backend(), self.model(), &sent)
-            } else {
-                chat_cache_key(self.backend(), self.model(), request)
-            }
+            let schema = request
+                .json_schema
+                .as_ref()
+                .filter(|_| self.inner.dispatcher.pool.first().sends_json_schema());
+            chat_key(self.backend(), self.model(), request, schema)
         });
         if let (Some(cache), Some(key)) = (&self.inner.cache, &key)
             && let Some(completion) = cache.get_completion(key)?
@@ -176,7 +171,7 @@ impl ChatClient {
             completion.usage.completion_tokens,
         );
         if let (Some(cache), Some(key)) = (&self.inner.cache, &key) {
-            cache.put_completion(key, self.backend(), self.model(), request, &completion)?;
+            cache.put_completion(key, self.backend(), self.model(), &completion)?;
         }
         Ok(Reply {
             completion,

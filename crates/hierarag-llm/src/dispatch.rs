@@ -94,6 +94,10 @@ impl<B: ?Sized> Dispatcher<B> {
             let elapsed = started.elapsed();
             drop(lease);
             drop(permit);
+            // A call waiting for the permit was woken onto this worker thread, behind this
+            // task: let it send its request before this one goes on to store and record its
+            // reply, so that the slot is busy again within microseconds.
+            tokio::task::yield_now().await;
             self.usage.attempt(elapsed, attempts > 1);
             let (reason, retry_after, retryable) = match outcome {
                 Ok(value) => return Ok((value, CallStats { attempts, elapsed })),

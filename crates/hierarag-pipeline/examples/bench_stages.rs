@@ -3,33 +3,35 @@
 //! add over the server's own.
 //!
 //! ```sh
-//! cargo run --release -p hierarag-pipeline --example bench_stages -- [ITEMS] [DELAY_MS] [CONCURRENCY] [cache|nocache]
+//! cargo run --release -p hierarag-pipeline --example bench_stages -- [ITEMS] [DELAY_MS] [CONCURRENCY] [cache|nocache] [STAGE_ITEMS]
 //! ```
 //!
-//! With C requests in flight and a delay of D per request, a stage that makes R sequential
-//! requests per item over N items cannot finish before ⌈N / C⌉ × R × D (the server's own time);
-//! the overhead is the measured wall time over that bound, minus one. The retriever of the
-//! answer stage returns ten fixed chunks, so only the LLM path is measured.
+//! With C requests in flight and a server that holds each request for a time H, a stage that
+//! makes R sequential requests per item over N items cannot finish before ⌈N / C⌉ × R × H (the
+//! server's own time); the overhead is the measured wall time over that bound, minus one. H is
+//! what the mock measured (the delay asked for, plus its timer's slack and its own work), and
+//! the bound with the nominal delay is printed beside it. The stages run as `hierarag run`
+//! runs them: the client allows C requests in flight and the stage keeps 2 × C items in
+//! progress, so that the next item's request is ready when a reply frees a slot. The
+//! retriever of the answer stage returns ten fixed chunks, so only the LLM path is measured.
 //!
-//! The mock server runs on its own thread with its own single-threaded runtime (threads named
-//! `mock-*`), so that its CPU time is counted apart from the stages'; it still shares the
-//! machine's cores with them. It answers from markers in the request body without parsing it,
-//! and its replies are released by a timer thread that sleeps until the earliest deadline:
-//! tokio's timer rounds every sleep up to a whole millisecond, which alone would add 2–5 % to a
-//! 20 ms server. It reports how long it actually held each request, the CPU time of its threads
-//! and of the rest of the process, and the client's turnaround: the time from a reply to the
-//! next request on the same connection, which every round of requests adds to the stage.
+//! The mock server is a minimal HTTP/1.1 responder on its own thread with its own
+//! single-threaded runtime (threads named `mock-*`), so that its CPU time is counted apart from
+//! the stages' and stays small (it still shares the machine's cores with them): it reads a
+//! request's headers and `Content-Length` bytes of body, answers from markers in the body
+//! without parsing it, and writes a prepared reply when a timer thread releases it (tokio's own
+//! timer rounds every sleep up to a whole millisecond, which alone would add 2–5 % to a 20 ms
+//! server). It reports how long it held each request (from its last byte read to its reply
+//! written), the CPU time of its threads and of the rest of the process, the time from a
+//! stage's start to its first request and from its last reply to its end, and the client's
+//! turnaround: the time from a reply written to the first byte of the next request on the same
+//! connection, which every round of requests adds to a stage.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::net::SocketAddr;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::ConnectInfo;
-use axum::http::header::CONTENT_TYPE;
-use axum::routing::post;
 use hierarag_generate::{BenchmarkRecord, GenerateSettings, Generator};
 use hierarag_llm::{BoxFuture, ChatBackend, ChatClient, ClientSettings, OpenAiChat, http_client};
 use hierarag_pipeline::{AnswerStage, GenerateStage, NoProgress};
@@ -37,6 +39,7 @@ use hierarag_plan::{CategoryRef, DesignKind, PlanItem};
 use hierarag_rag::{AnswerSettings, Answerer, RagError, RetrievedChunk, Retriever};
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 
 #[derive(Default)]
@@ -46,28 +49,41 @@ struct Gauge {
     /// Sum over requests of the in-flight count seen on arrival, for the mean.
     seen: AtomicUsize,
     requests: AtomicUsize,
-    /// Sum over requests of the time from the handler's start to the reply, in nanoseconds.
+    /// Connections the client opened.
+    connections: AtomicUsize,
+    /// Counts the stages measured, so that a gap between two stages is not a turnaround.
+    stage: AtomicUsize,
+    /// Sum over requests of the time from a request read to its reply written, in
+    /// nanoseconds.
     held_ns: AtomicU64,
-    /// When each connection's last reply was sent, and the gaps from a reply to the next
-    /// request on the same connection (the client's turnaround), in microseconds.
-    replied: Mutex<HashMap<SocketAddr, Instant>>,
+    /// The gaps from a reply to the next request on the same connection (the client's
+    /// turnaround), in microseconds.
     turnarounds_us: Mutex<Vec<u64>>,
+    /// When the first request of a stage arrived and when its last reply was written.
+    first_arrival: Mutex<Option<Instant>>,
+    last_reply: Mutex<Option<Instant>>,
 }
 
-fn reply(text: String) -> String {
-    json!({
+/// A whole HTTP response carrying a chat completion of `text`.
+fn reply(text: String) -> Vec<u8> {
+    let body = json!({
         "id": "x", "object": "chat.completion", "model": "bench",
         "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
     })
-    .to_string()
+    .to_string();
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
 }
 
 /// The reply to a request, found by looking for markers in its body (cheaper than parsing
 /// it): verdicts for the filter, three candidates for the generator, a sentence for the
 /// answerer.
-fn reply_to(body: &[u8]) -> String {
+fn reply_to(body: &[u8]) -> Vec<u8> {
     let body = std::str::from_utf8(body).expect("a UTF-8 body");
     if body.contains("strict reviewer") {
         // The user message numbers the candidates as "Candidate 1", "Candidate 2", …
@@ -140,31 +156,75 @@ struct Mock {
     timer: Timer,
 }
 
-async fn handle(
-    mock: Arc<Mock>,
-    client: SocketAddr,
-    body: Bytes,
-) -> ([(axum::http::HeaderName, &'static str); 1], String) {
-    let arrived = Instant::now();
+/// Where the headers of a request end, and the length of its body.
+fn parse_head(buffer: &[u8]) -> Option<(usize, usize)> {
+    let end = buffer.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let head = std::str::from_utf8(&buffer[..end]).expect("ASCII headers");
+    let length = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().expect("a length"))
+        })
+        .unwrap_or(0);
+    Some((end, length))
+}
+
+/// Serves one connection: requests one after another (HTTP/1.1 keep-alive), each answered
+/// after the delay.
+async fn serve(mock: Arc<Mock>, mut stream: tokio::net::TcpStream) {
+    stream.set_nodelay(true).unwrap();
     let gauge = &mock.gauge;
-    if let Some(replied) = gauge.replied.lock().unwrap().remove(&client) {
-        let gap = arrived.duration_since(replied).as_micros() as u64;
-        gauge.turnarounds_us.lock().unwrap().push(gap);
+    gauge.connections.fetch_add(1, Ordering::SeqCst);
+    let mut buffer: Vec<u8> = Vec::with_capacity(1 << 16);
+    // When this connection's last reply was written, in which stage.
+    let mut replied: Option<(Instant, usize)> = None;
+    loop {
+        // Headers, then the body they announce.
+        let (head, length) = loop {
+            if let Some(parsed) = parse_head(&buffer) {
+                break parsed;
+            }
+            let before = buffer.len();
+            if stream.read_buf(&mut buffer).await.unwrap_or(0) == 0 {
+                return;
+            }
+            if before == 0
+                && let Some((replied, stage)) = replied.take()
+                && stage == gauge.stage.load(Ordering::SeqCst)
+            {
+                let gap = replied.elapsed().as_micros() as u64;
+                gauge.turnarounds_us.lock().unwrap().push(gap);
+            }
+        };
+        while buffer.len() < head + length {
+            if stream.read_buf(&mut buffer).await.unwrap_or(0) == 0 {
+                return;
+            }
+        }
+        let arrived = Instant::now();
+        gauge.first_arrival.lock().unwrap().get_or_insert(arrived);
+        let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
+        gauge.max.fetch_max(now, Ordering::SeqCst);
+        gauge.seen.fetch_add(now, Ordering::SeqCst);
+        gauge.requests.fetch_add(1, Ordering::SeqCst);
+        let response = reply_to(&buffer[head..head + length]);
+        buffer.drain(..head + length);
+        let (waker, alarm) = oneshot::channel();
+        mock.timer.set(arrived + mock.delay, waker);
+        alarm.await.expect("the timer wakes every alarm");
+        gauge.now.fetch_sub(1, Ordering::SeqCst);
+        if stream.write_all(&response).await.is_err() {
+            return;
+        }
+        let sent = Instant::now();
+        gauge
+            .held_ns
+            .fetch_add((sent - arrived).as_nanos() as u64, Ordering::SeqCst);
+        *gauge.last_reply.lock().unwrap() = Some(sent);
+        replied = Some((sent, gauge.stage.load(Ordering::SeqCst)));
     }
-    let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
-    gauge.max.fetch_max(now, Ordering::SeqCst);
-    gauge.seen.fetch_add(now, Ordering::SeqCst);
-    gauge.requests.fetch_add(1, Ordering::SeqCst);
-    let text = reply_to(&body);
-    let (waker, alarm) = oneshot::channel();
-    mock.timer.set(arrived + mock.delay, waker);
-    alarm.await.expect("the timer wakes every alarm");
-    gauge
-        .held_ns
-        .fetch_add(arrived.elapsed().as_nanos() as u64, Ordering::SeqCst);
-    gauge.now.fetch_sub(1, Ordering::SeqCst);
-    gauge.replied.lock().unwrap().insert(client, Instant::now());
-    ([(CONTENT_TYPE, "application/json")], text)
 }
 
 /// Starts the mock on its own threads; returns its address.
@@ -186,16 +246,10 @@ fn start_mock(mock: Arc<Mock>) -> String {
                 .unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = axum::Router::new().route(
-                    "/v1/chat/completions",
-                    post(
-                        move |ConnectInfo(client): ConnectInfo<SocketAddr>, body: Bytes| {
-                            handle(mock.clone(), client, body)
-                        },
-                    ),
-                );
-                let app = app.into_make_service_with_connect_info::<SocketAddr>();
-                axum::serve(listener, app).await.unwrap();
+                loop {
+                    let (stream, _) = listener.accept().await.unwrap();
+                    tokio::spawn(serve(mock.clone(), stream));
+                }
             });
         })
         .unwrap();
@@ -252,6 +306,7 @@ impl Retriever for FixedChunks {
 struct Measured {
     seconds: f64,
     requests: usize,
+    connections: usize,
     max_in_flight: usize,
     mean_in_flight: f64,
     mean_held_ms: f64,
@@ -260,18 +315,29 @@ struct Measured {
     /// Median, 90th and 99th percentile of the client's turnaround, in milliseconds.
     turnaround_ms: [f64; 3],
     mean_turnaround_ms: f64,
+    /// From the stage's start to its first request, and from its last reply to its end.
+    startup_ms: f64,
+    tail_ms: f64,
 }
 
 fn measure(gauge: &Gauge, run: impl FnOnce()) -> Measured {
     let (mock_before, ours_before) = cpu_seconds();
     let started = Instant::now();
     run();
-    let seconds = started.elapsed().as_secs_f64();
+    let ended = Instant::now();
+    let seconds = (ended - started).as_secs_f64();
+    let first = gauge
+        .first_arrival
+        .lock()
+        .unwrap()
+        .take()
+        .expect("a request");
+    let last = gauge.last_reply.lock().unwrap().take().expect("a reply");
     let (mock_after, ours_after) = cpu_seconds();
     let requests = gauge.requests.swap(0, Ordering::SeqCst);
     let seen = gauge.seen.swap(0, Ordering::SeqCst);
     let held_ns = gauge.held_ns.swap(0, Ordering::SeqCst);
-    gauge.replied.lock().unwrap().clear();
+    gauge.stage.fetch_add(1, Ordering::SeqCst);
     let mut gaps = std::mem::take(&mut *gauge.turnarounds_us.lock().unwrap());
     gaps.sort_unstable();
     let quantile = |q: f64| {
@@ -283,6 +349,7 @@ fn measure(gauge: &Gauge, run: impl FnOnce()) -> Measured {
     Measured {
         seconds,
         requests,
+        connections: gauge.connections.swap(0, Ordering::SeqCst),
         max_in_flight: gauge.max.swap(0, Ordering::SeqCst),
         mean_in_flight: seen as f64 / requests.max(1) as f64,
         mean_held_ms: held_ns as f64 / 1e6 / requests.max(1) as f64,
@@ -290,6 +357,8 @@ fn measure(gauge: &Gauge, run: impl FnOnce()) -> Measured {
         our_cpu_s: ours_after - ours_before,
         turnaround_ms,
         mean_turnaround_ms,
+        startup_ms: (first - started).as_secs_f64() * 1e3,
+        tail_ms: (ended - last).as_secs_f64() * 1e3,
     }
 }
 
@@ -299,6 +368,8 @@ fn main() {
     let delay = Duration::from_millis(args.get(1).map_or(20, |a| a.parse().unwrap()));
     let concurrency: usize = args.get(2).map_or(64, |a| a.parse().unwrap());
     let cache = args.get(3).is_none_or(|a| a == "cache");
+    // Items in progress per stage: twice the requests in flight, as `hierarag run` sets it.
+    let in_progress: usize = args.get(4).map_or(2 * concurrency, |a| a.parse().unwrap());
 
     let mock = Arc::new(Mock {
         gauge: Gauge::default(),
@@ -318,7 +389,8 @@ fn main() {
         cache: cache.then(|| dir.path().join("llm-cache.sqlite")),
         ..ClientSettings::default()
     };
-    let backend = OpenAiChat::new(http_client().unwrap(), &base_url, "bench", None, true);
+    let http = http_client().unwrap();
+    let backend = OpenAiChat::new(http.clone(), &base_url, "bench", None, true);
     let client =
         ChatClient::new(vec![Arc::new(backend) as Arc<dyn ChatBackend>], &settings).unwrap();
 
@@ -357,7 +429,7 @@ fn main() {
         documents: &documents,
         generator: &generator,
         out_dir: dir.path(),
-        concurrency,
+        concurrency: in_progress,
     };
     let generate = measure(gauge, || {
         let outcome = runtime.block_on(stage.run(&NoProgress)).unwrap();
@@ -380,7 +452,7 @@ fn main() {
         benchmark: &benchmark,
         answerer: &answerer,
         out_dir: dir.path(),
-        concurrency,
+        concurrency: in_progress,
         seed: 1,
     };
     let answer = measure(gauge, || {
@@ -388,22 +460,68 @@ fn main() {
         assert_eq!(outcome.written, items);
     });
 
+    // The floor: a bare loop of the same answering requests, prepared once, sent by
+    // `concurrency` tasks on the stages' HTTP client (its connections open already), each
+    // reply parsed and dropped.
+    let body: Vec<u8> = {
+        let backend = OpenAiChat::new(http.clone(), &base_url, "bench", None, true);
+        let request = hierarag_llm::ChatRequest::new(hierarag_rag::answer_messages(
+            "What is the river called?",
+            &retriever.0,
+            AnswerSettings::default().max_chunk_words,
+        ));
+        serde_json::to_vec(&backend.request_body(&request)).unwrap()
+    };
+    let bare = measure(gauge, || {
+        let url = format!("{base_url}/chat/completions");
+        let left = Arc::new(AtomicUsize::new(items));
+        runtime.block_on(async {
+            let tasks: Vec<_> = (0..concurrency)
+                .map(|_| {
+                    let (http, url, left, body) =
+                        (http.clone(), url.clone(), left.clone(), body.clone());
+                    tokio::spawn(async move {
+                        while left
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                            .is_ok()
+                        {
+                            let reply = http
+                                .post(&url)
+                                .header("content-type", "application/json")
+                                .body(body.clone())
+                                .send()
+                                .await
+                                .unwrap();
+                            let bytes = reply.bytes().await.unwrap();
+                            let _: Value = serde_json::from_slice(&bytes).unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+    });
+
     let rounds = items.div_ceil(concurrency) as f64;
-    let d = delay.as_secs_f64();
     println!(
-        "{items} items, server delay {} ms, {concurrency} in flight allowed, response cache {}",
+        "{items} items, server delay {} ms, {concurrency} requests in flight allowed, {in_progress} items in progress, response cache {}",
         delay.as_millis(),
         if cache { "on" } else { "off" }
     );
     for (stage, calls_per_item, m) in [
         ("generate (generator + filter)", 2.0, generate),
         ("answer", 1.0, answer),
+        ("bare HTTP loop (floor)", 1.0, bare),
     ] {
-        let bound = rounds * calls_per_item * d;
+        let bound = rounds * calls_per_item * m.mean_held_ms / 1e3;
+        let nominal = rounds * calls_per_item * delay.as_secs_f64();
         println!(
-            "{stage:<30} {:>7.3} s vs server-bound {bound:>7.3} s: overhead {:>5.1}%; {} requests, in flight max {}, mean {:.1}",
+            "{stage:<30} {:>7.3} s vs server's own {bound:>7.3} s: overhead {:>5.1}% (vs nominal {nominal:.3} s: {:.1}%); {} requests, in flight max {}, mean {:.1}",
             m.seconds,
             (m.seconds / bound - 1.0) * 100.0,
+            (m.seconds / nominal - 1.0) * 100.0,
             m.requests,
             m.max_in_flight,
             m.mean_in_flight,
@@ -420,6 +538,10 @@ fn main() {
         println!(
             "{:<30} client turnaround (a reply to the next request on its connection): mean {:.3} ms, median {:.3}, p90 {:.3}, p99 {:.3}",
             "", m.mean_turnaround_ms, m.turnaround_ms[0], m.turnaround_ms[1], m.turnaround_ms[2],
+        );
+        println!(
+            "{:<30} start to first request {:.2} ms, last reply to end {:.2} ms; {} connections opened",
+            "", m.startup_ms, m.tail_ms, m.connections,
         );
     }
 }

@@ -2,14 +2,15 @@
 //! and scores, each appending finished records and resuming from them.
 //!
 //! - [`Journal`]: an append-only JSONL file; reopening it cuts off a torn last line and tells
-//!   which ids are done; [`sort_records`] puts a finished file in plan order atomically, so a
-//!   run killed and resumed ends with the same bytes as one that was not;
+//!   which ids are done; [`Journal::finish`] puts a finished file in plan order atomically (from
+//!   a copy in plan order kept as items complete, or as [`sort_records`] does), so a run killed
+//!   and resumed ends with the same bytes as one that was not;
 //! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`]: one pass of a stage over the items
 //!   not yet done, concurrently, with failures recorded in `<stage>.failures.jsonl` and
 //!   retried by the next pass. Generation and answering run their items as tasks on the
 //!   runtime's worker threads (the stage's own task prepares items and writes records, off the
-//!   path from one item to the next); records of items that finish together are appended with
-//!   one write, after the response cache holds the replies behind them;
+//!   path from one item to the next); records of items that finish within a few milliseconds
+//!   are appended with one write, after the response cache holds the replies behind them;
 //! - [`Manifest`]: `manifest.json` — config, version, seed, per-stage timings, inputs and
 //!   outputs with hashes, LLM usage and cost.
 //!
@@ -18,13 +19,14 @@
 mod error;
 mod journal;
 mod manifest;
+mod ordered;
 mod pool;
 mod stages;
 
 pub use error::PipelineError;
 pub use journal::{
-    Journal, file_fingerprint, file_sha256, read_input, read_records, read_values, retain_records,
-    sort_records, write_atomic, write_values_atomic,
+    FinishedFrom, Journal, file_fingerprint, file_sha256, read_input, read_records, read_values,
+    retain_records, sort_records, write_atomic, write_values_atomic,
 };
 pub use manifest::{
     Failure, MANIFEST_FILE, Manifest, OutputFile, StageRecord, StageUsage, now_unix_s,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::PipelineError;
-use crate::journal::{Journal, retain_records, sort_records, write_values_atomic};
+use crate::journal::{Journal, retain_records, write_values_atomic};
 use crate::manifest::Failure;
 use crate::pool::{Owned, Pool};
 
@@ -107,6 +107,28 @@ fn write_failures(dir: &Path, stage: &str, failures: &[Failure]) -> Result<(), P
     write_values_atomic(&path, &values.iter().collect::<Vec<_>>())
 }
 
+/// How often a stage writes the records of the items that finished since it last wrote:
+/// every write waits for the response cache to commit the replies behind its records, and at
+/// hundreds of replies a second one commit and one append per reply cost more than the
+/// requests (the records of an item wait at most this long to be written).
+const GROUP_COMMIT_EVERY: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// When a stage next writes its records.
+#[derive(Debug, Default)]
+struct GroupCommit {
+    last: Option<tokio::time::Instant>,
+}
+
+impl GroupCommit {
+    /// The earliest time for the next write; the first write waits for nothing.
+    fn next(&mut self) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        let next = self.last.map_or(now, |last| last + GROUP_COMMIT_EVERY);
+        self.last = Some(next.max(now));
+        next
+    }
+}
+
 /// Inputs of the generate stage.
 #[derive(Debug)]
 pub struct GenerateStage<'a> {
@@ -131,7 +153,11 @@ impl GenerateStage<'_> {
         check_foreign(&benchmark, &order)?;
         // Rejects of items that did not finish are produced again when they are redone.
         retain_records(&rejects_path, "item_id", benchmark.done())?;
-        let mut rejects = Journal::open_side(&rejects_path)?;
+        let mut rejects = Journal::open_side(&rejects_path, "item_id")?;
+        // Both files are copied in plan order as items complete, so that ending the stage in
+        // plan order costs little after the last reply.
+        benchmark.copy_in_order(&order, &HashSet::new())?;
+        rejects.copy_in_order(&order, benchmark.done())?;
 
         let todo: Vec<&PlanItem> = self
             .plan
@@ -157,7 +183,8 @@ impl GenerateStage<'_> {
                 }),
             })
         });
-        while let Some(mut finished) = pool.next_batch().await {
+        let mut group = GroupCommit::default();
+        while let Some(mut finished) = pool.next_batch_after(group.next()).await {
             // The replies behind a record are in the response cache before the record is on
             // disk; when they cannot be stored, the items fail (and are redone next pass), as
             // they did when each call waited for its own store.
@@ -171,6 +198,13 @@ impl GenerateStage<'_> {
             // rejects are kept too; the next pass drops them with the item and redoes both.
             rejects.append_side_all(finished.iter().flat_map(|o| &o.rejects))?;
             written += benchmark.append_all(finished.iter().filter_map(|o| o.record.as_ref()))?;
+            benchmark.resolve(
+                finished
+                    .iter()
+                    .filter(|o| o.record.is_none())
+                    .map(|o| o.item_id.as_str()),
+            );
+            rejects.resolve(finished.iter().map(|o| o.item_id.as_str()));
             progress.advance(finished.len() as u64);
             for outcome in finished {
                 if outcome.record.is_none() {
@@ -183,8 +217,8 @@ impl GenerateStage<'_> {
             }
         }
         drop(pool);
-        sort_records(&benchmark_path, "id", &order)?;
-        sort_records(&rejects_path, "item_id", &order)?;
+        benchmark.finish(&order)?;
+        rejects.finish(&order)?;
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
         write_failures(self.out_dir, "generate", &failures)?;
         Ok(StageOutcome {
@@ -236,6 +270,7 @@ impl AnswerStage<'_> {
         let path = self.out_dir.join(ANSWERS_FILE);
         let mut answers = Journal::open(&path, "id")?;
         check_foreign(&answers, &order)?;
+        answers.copy_in_order(&order, &HashSet::new())?;
         let todo: Vec<&BenchmarkRecord> = self
             .benchmark
             .iter()
@@ -269,7 +304,8 @@ impl AnswerStage<'_> {
                 }
             },
         );
-        while let Some(finished) = pool.next_batch().await {
+        let mut group = GroupCommit::default();
+        while let Some(finished) = pool.next_batch_after(group.next()).await {
             // The replies behind the answers are in the response cache before the answers are
             // on disk; when they cannot be stored, the answers fail (and are redone next pass).
             let stored = pool
@@ -283,6 +319,7 @@ impl AnswerStage<'_> {
                     .filter_map(|(_, r)| r.as_ref().ok()),
             )?;
             progress.advance(finished.len() as u64);
+            let failed_from = failures.len();
             for (id, result) in finished {
                 let reason = match (result, &stored) {
                     (Err(error), _) => error.to_string(),
@@ -295,9 +332,10 @@ impl AnswerStage<'_> {
                     reason,
                 });
             }
+            answers.resolve(failures[failed_from..].iter().map(|f| f.item_id.as_str()));
         }
         drop(pool);
-        sort_records(&path, "id", &order)?;
+        answers.finish(&order)?;
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
         write_failures(self.out_dir, "answer", &failures)?;
         Ok(StageOutcome {
@@ -399,7 +437,7 @@ impl EvaluateStage<'_> {
             }
             progress.advance(batch.len() as u64);
         }
-        sort_records(&path, "id", &order)?;
+        scores.finish(&order)?;
         write_failures(self.out_dir, "evaluate", &failures)?;
         Ok(StageOutcome {
             items: answered.len(),

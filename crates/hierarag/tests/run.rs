@@ -319,6 +319,13 @@ fn an_interrupted_run_resumes_to_the_same_files_as_an_uninterrupted_one() {
         let b = std::fs::read(resumed.join(file)).unwrap();
         assert!(a == b, "{file} differs after kill and resume");
     }
+    // The copies a killed stage was writing in plan order are gone once it has finished.
+    let left: Vec<String> = std::fs::read_dir(&resumed)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 
     // The manifest records the config, every stage, and the LLM usage of each role.
     let manifest: Value =
