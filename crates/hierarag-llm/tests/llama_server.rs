@@ -207,7 +207,10 @@ fn a_plain_completion_has_text_usage_and_is_cached_for_a_rerun() {
         assert_eq!((summary.calls, summary.failures), (1, 0));
         assert_eq!(summary.prompt_tokens, usage.prompt_tokens);
 
-        // A new client on the same cache: the same text with no call.
+        // A new client on the same cache: the same text with no call. Another handle on the
+        // file sees a reply once it is committed, which `flush` waits for (as a stage does
+        // before it records an item); the first client's own lookups see it at once.
+        client.flush().await.unwrap();
         let again = server.client(&settings(Some(cache.clone())));
         let cached = again.complete(&request).await.unwrap();
         assert!(cached.cached);
