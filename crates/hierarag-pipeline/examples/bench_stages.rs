@@ -23,9 +23,10 @@
 //! timer rounds every sleep up to a whole millisecond, which alone would add 2–5 % to a 20 ms
 //! server). It reports how long it held each request (from its last byte read to its reply
 //! written), the CPU time of its threads and of the rest of the process, the time from a
-//! stage's start to its first request and from its last reply to its end, and the client's
-//! turnaround: the time from a reply written to the first byte of the next request on the same
-//! connection, which every round of requests adds to a stage.
+//! stage's start to its first request, from its first request to the first moment with C in
+//! flight (the first round's ramp, which every later round inherits) and from its last reply
+//! to its end, and the client's turnaround: the time from a reply written to the first byte
+//! of the next request on the same connection, which every round of requests adds to a stage.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -61,6 +62,9 @@ struct Gauge {
     turnarounds_us: Mutex<Vec<u64>>,
     /// When the first request of a stage arrived and when its last reply was written.
     first_arrival: Mutex<Option<Instant>>,
+    /// The requests in flight the client allows, and when a stage first had that many.
+    limit: AtomicUsize,
+    full_at: Mutex<Option<Instant>>,
     last_reply: Mutex<Option<Instant>>,
 }
 
@@ -206,6 +210,9 @@ async fn serve(mock: Arc<Mock>, mut stream: tokio::net::TcpStream) {
         let arrived = Instant::now();
         gauge.first_arrival.lock().unwrap().get_or_insert(arrived);
         let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
+        if now == gauge.limit.load(Ordering::SeqCst) {
+            gauge.full_at.lock().unwrap().get_or_insert(arrived);
+        }
         gauge.max.fetch_max(now, Ordering::SeqCst);
         gauge.seen.fetch_add(now, Ordering::SeqCst);
         gauge.requests.fetch_add(1, Ordering::SeqCst);
@@ -318,6 +325,9 @@ struct Measured {
     /// From the stage's start to its first request, and from its last reply to its end.
     startup_ms: f64,
     tail_ms: f64,
+    /// From the first request to the first moment with as many in flight as allowed: the
+    /// spread of the first round, which every later round inherits.
+    ramp_ms: Option<f64>,
 }
 
 fn measure(gauge: &Gauge, run: impl FnOnce()) -> Measured {
@@ -333,6 +343,7 @@ fn measure(gauge: &Gauge, run: impl FnOnce()) -> Measured {
         .take()
         .expect("a request");
     let last = gauge.last_reply.lock().unwrap().take().expect("a reply");
+    let full = gauge.full_at.lock().unwrap().take();
     let (mock_after, ours_after) = cpu_seconds();
     let requests = gauge.requests.swap(0, Ordering::SeqCst);
     let seen = gauge.seen.swap(0, Ordering::SeqCst);
@@ -359,6 +370,7 @@ fn measure(gauge: &Gauge, run: impl FnOnce()) -> Measured {
         mean_turnaround_ms,
         startup_ms: (first - started).as_secs_f64() * 1e3,
         tail_ms: (ended - last).as_secs_f64() * 1e3,
+        ramp_ms: full.map(|full| (full - first).as_secs_f64() * 1e3),
     }
 }
 
@@ -372,7 +384,10 @@ fn main() {
     let in_progress: usize = args.get(4).map_or(2 * concurrency, |a| a.parse().unwrap());
 
     let mock = Arc::new(Mock {
-        gauge: Gauge::default(),
+        gauge: Gauge {
+            limit: AtomicUsize::new(concurrency),
+            ..Gauge::default()
+        },
         delay,
         timer: Timer::default(),
     });
@@ -539,8 +554,11 @@ fn main() {
             "{:<30} client turnaround (a reply to the next request on its connection): mean {:.3} ms, median {:.3}, p90 {:.3}, p99 {:.3}",
             "", m.mean_turnaround_ms, m.turnaround_ms[0], m.turnaround_ms[1], m.turnaround_ms[2],
         );
+        let ramp = m
+            .ramp_ms
+            .map_or("never".to_string(), |ms| format!("{ms:.2} ms"));
         println!(
-            "{:<30} start to first request {:.2} ms, last reply to end {:.2} ms; {} connections opened",
+            "{:<30} start to first request {:.2} ms, first request to {concurrency} in flight {ramp}, last reply to end {:.2} ms; {} connections opened",
             "", m.startup_ms, m.tail_ms, m.connections,
         );
     }

@@ -1,38 +1,32 @@
 //! Runs a stage's items on the runtime's worker threads, a fixed number at a time.
 //!
 //! A stage prepares each item on its own task (preparing may borrow the stage's inputs: the
-//! documents, the retriever) into a future that borrows nothing; `concurrency` worker tasks
-//! take prepared items from a queue and run them one after another, and the stage collects
-//! what they finish. The stage's own task is thus off the path from one item to the next: a
-//! worker that finishes an item starts the next prepared one at once, while the stage writes
-//! records and keeps up to `concurrency` items prepared ahead, also while it waits for the
-//! response cache ([`Pool::while_preparing`]).
+//! documents, the retriever) into a future that borrows nothing, which is spawned on the
+//! runtime at once and runs on a worker thread while the stage prepares the next; the stage
+//! collects what finishes and prepares another item for each slot that frees up, also while
+//! it waits for the response cache ([`Pool::while_preparing`]). The items wait for the LLM
+//! client's own concurrency limit with their requests ready, so a reply that frees a slot of
+//! the client lets the next request go at once, whatever the stage is doing.
+//!
+//! Each item is its own task rather than one of a set of workers taking items from a shared
+//! queue: handing that queue from one worker to the next took a wake-up each, and made the
+//! first round of requests of a stage leave up to milliseconds later than they were ready.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use tokio::sync::Mutex;
-use tokio::sync::mpsc::error::{SendError, TrySendError};
-use tokio::sync::mpsc::{self, OwnedPermit};
 use tokio::task::JoinSet;
 
 /// An item prepared to run on a worker: a future that borrows nothing.
 pub(crate) type Owned<O> = Pin<Box<dyn Future<Output = O> + Send + 'static>>;
 
-/// A slot in the workers' queue, reserved before an item is prepared.
-type Slot<O> = OwnedPermit<Owned<O>>;
-
-/// Waiting for a slot to free up (a worker to take an item).
-type Reserving<O> = Pin<Box<dyn Future<Output = Result<Slot<O>, SendError<()>>> + Send>>;
-
-/// Items of one stage pass in progress: prepared on the stage's task, run on worker tasks.
-/// Preparing yields `Ok` with the future to run, or `Err` with the item's outcome when there is
-/// nothing to run (it failed already).
+/// Items of one stage pass in progress: prepared on the stage's task, run as tasks of their
+/// own. Preparing yields `Ok` with the future to run, or `Err` with the item's outcome when
+/// there is nothing to run (it failed already).
 pub(crate) struct Pool<I, F, P, O>
 where
     I: Iterator,
@@ -42,34 +36,13 @@ where
     inputs: I,
     inputs_left: bool,
     prepare: F,
-    /// Items being prepared, each holding its slot in the queue.
-    preparing: FuturesUnordered<Preparing<P, O>>,
-    /// The workers' queue; `None` once every input has a slot.
-    queue: Option<mpsc::Sender<Owned<O>>>,
-    reserving: Option<Reserving<O>>,
-    /// Outcomes of items that failed while being prepared.
-    failed: VecDeque<O>,
-    finished: mpsc::UnboundedReceiver<O>,
-    workers: JoinSet<()>,
-}
-
-/// An item being prepared and its slot.
-struct Preparing<P, O> {
-    prepare: Pin<Box<P>>,
-    slot: Option<Slot<O>>,
-}
-
-impl<P, O> Future for Preparing<P, O>
-where
-    P: Future<Output = Result<Owned<O>, O>>,
-{
-    type Output = (Result<Owned<O>, O>, Slot<O>);
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let prepared = std::task::ready!(self.prepare.as_mut().poll(cx));
-        let slot = self.slot.take().expect("polled after it was ready");
-        Poll::Ready((prepared, slot))
-    }
+    /// Items being prepared or running at most.
+    concurrency: usize,
+    /// Items being prepared.
+    preparing: FuturesUnordered<Pin<Box<P>>>,
+    running: JoinSet<O>,
+    /// Outcomes of items that finished (or failed while being prepared), not yet taken.
+    finished: VecDeque<O>,
 }
 
 impl<I, F, P, O> Pool<I, F, P, O>
@@ -79,172 +52,112 @@ where
     P: Future<Output = Result<Owned<O>, O>>,
     O: Send + 'static,
 {
-    /// Starts `concurrency` workers (fewer for fewer items); must run inside a tokio runtime.
+    /// A pool keeping `concurrency` items in progress; must run inside a tokio runtime.
+    /// `n_inputs` sizes the buffers.
     pub(crate) fn new(inputs: I, n_inputs: usize, concurrency: usize, prepare: F) -> Self {
         let concurrency = concurrency.max(1);
-        let (queue, prepared) = mpsc::channel::<Owned<O>>(concurrency);
-        let prepared = Arc::new(Mutex::new(prepared));
-        let (finish, finished) = mpsc::unbounded_channel();
-        let mut workers = JoinSet::new();
-        for _ in 0..concurrency.min(n_inputs) {
-            let prepared = Arc::clone(&prepared);
-            let finish = finish.clone();
-            workers.spawn(async move {
-                loop {
-                    // The lock is held only while the queue is empty; the item runs after.
-                    let next = prepared.lock().await.recv().await;
-                    let Some(item) = next else { break };
-                    if finish.send(item.await).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
         Pool {
             inputs,
             inputs_left: true,
             prepare,
+            concurrency,
             preparing: FuturesUnordered::new(),
-            queue: Some(queue),
-            reserving: None,
-            failed: VecDeque::new(),
-            finished,
-            workers,
+            running: JoinSet::new(),
+            finished: VecDeque::with_capacity(concurrency.min(n_inputs)),
         }
     }
 
     /// Waits for at least one item to finish and keeps gathering what finishes until
     /// `not_before` (or until every item is done), then returns every one finished by then;
     /// `None` when all are done. Records are thus written in groups rather than one by one
-    /// when items finish a few hundred microseconds apart; the workers go on meanwhile. A
+    /// when items finish a few hundred microseconds apart; the items go on meanwhile. A
     /// panic in an item is raised here.
     pub(crate) async fn next_batch_after(
         &mut self,
         not_before: tokio::time::Instant,
     ) -> Option<Vec<O>> {
-        let mut gathered = Vec::new();
         let mut wait = std::pin::pin!(tokio::time::sleep_until(not_before));
         std::future::poll_fn(|cx| {
-            match self.poll_batch(cx) {
-                Poll::Ready(Some(mut batch)) => gathered.append(&mut batch),
-                Poll::Ready(None) => {
-                    let rest = std::mem::take(&mut gathered);
-                    return Poll::Ready((!rest.is_empty()).then_some(rest));
-                }
-                Poll::Pending => {}
+            let all_done = self.poll_progress(cx);
+            if self.finished.is_empty() {
+                return if all_done {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                };
             }
-            if !gathered.is_empty() && wait.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(Some(std::mem::take(&mut gathered)));
+            if all_done || wait.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Some(self.finished.drain(..).collect()));
             }
             Poll::Pending
         })
         .await
     }
 
-    /// Runs `work` while preparing items for the workers as slots free up, so that they do
-    /// not run dry while the stage waits (for the response cache's writer, say).
+    /// Runs `work` while taking in what finishes and preparing items for the slots it frees,
+    /// so that the client does not run dry while the stage waits (for the response cache's
+    /// writer, say).
     pub(crate) async fn while_preparing<T>(&mut self, work: impl Future<Output = T>) -> T {
         let mut work = std::pin::pin!(work);
         std::future::poll_fn(|cx| {
-            self.poll_preparation(cx);
+            self.poll_progress(cx);
             work.as_mut().poll(cx)
         })
         .await
     }
 
-    fn poll_batch(&mut self, cx: &mut Context<'_>) -> Poll<Option<Vec<O>>> {
-        // A worker ends early only by panicking (or the runtime shutting down).
-        while let Poll::Ready(Some(ended)) = self.workers.poll_join_next(cx) {
-            if let Err(error) = ended {
-                match error.try_into_panic() {
-                    Ok(panic) => std::panic::resume_unwind(panic),
-                    Err(error) => panic!("a stage worker ended without finishing: {error}"),
-                }
-            }
-        }
-        self.poll_preparation(cx);
-        let mut batch: Vec<O> = self.failed.drain(..).collect();
-        let all_done = loop {
-            match self.finished.poll_recv(cx) {
-                Poll::Ready(Some(outcome)) => batch.push(outcome),
-                Poll::Ready(None) => break true,
-                Poll::Pending => break false,
-            }
-        };
-        if !batch.is_empty() {
-            Poll::Ready(Some(batch))
-        } else if all_done {
-            Poll::Ready(None)
-        } else {
-            Poll::Pending
-        }
-    }
-
-    /// Prepares inputs into free slots and queues what is prepared, until neither can go on
-    /// without waiting; closes the queue once every input has gone in, so that the workers
-    /// end when it is empty.
-    fn poll_preparation(&mut self, cx: &mut Context<'_>) {
+    /// Takes in the outcomes of items that finished and prepares and spawns inputs into the
+    /// free slots, until neither can go on without waiting; whether every item is done
+    /// (outcomes not yet taken aside).
+    fn poll_progress(&mut self, cx: &mut Context<'_>) -> bool {
         loop {
             let mut progressed = false;
-            while self.inputs_left
-                && let Some(slot) = self.poll_slot(cx)
-            {
-                match self.inputs.next() {
-                    Some(input) => self.preparing.push(Preparing {
-                        prepare: Box::pin((self.prepare)(input)),
-                        slot: Some(slot),
-                    }),
-                    None => self.inputs_left = false,
+            while let Poll::Ready(Some(ended)) = self.running.poll_join_next(cx) {
+                match ended {
+                    Ok(outcome) => self.finished.push_back(outcome),
+                    Err(error) => match error.try_into_panic() {
+                        Ok(panic) => std::panic::resume_unwind(panic),
+                        Err(error) => panic!("a stage item ended without finishing: {error}"),
+                    },
                 }
                 progressed = true;
             }
-            while let Poll::Ready(Some((prepared, slot))) = self.preparing.poll_next_unpin(cx) {
+            while self.inputs_left && self.in_progress() < self.concurrency {
+                let Some(input) = self.inputs.next() else {
+                    self.inputs_left = false;
+                    break;
+                };
+                self.preparing.push(Box::pin((self.prepare)(input)));
+                progressed = true;
+            }
+            while let Poll::Ready(Some(prepared)) = self.preparing.poll_next_unpin(cx) {
                 match prepared {
                     Ok(item) => {
-                        slot.send(item);
+                        self.running.spawn(item);
                     }
-                    Err(outcome) => self.failed.push_back(outcome),
+                    Err(outcome) => self.finished.push_back(outcome),
                 }
                 progressed = true;
             }
             if !progressed {
-                break;
+                return !self.inputs_left && self.preparing.is_empty() && self.running.is_empty();
             }
-        }
-        if !self.inputs_left {
-            // The slots still held keep the queue open until their items are in it.
-            self.queue = None;
-            self.reserving = None;
         }
     }
 
-    /// A free slot in the queue, or `None` (with a wake-up registered) when there is none.
-    fn poll_slot(&mut self, cx: &mut Context<'_>) -> Option<Slot<O>> {
-        if self.reserving.is_none() {
-            let queue = self.queue.clone()?;
-            match queue.try_reserve_owned() {
-                Ok(slot) => return Some(slot),
-                Err(TrySendError::Full(queue)) => {
-                    self.reserving = Some(Box::pin(queue.reserve_owned()));
-                }
-                Err(TrySendError::Closed(_)) => return None,
-            }
-        }
-        let reserving = self.reserving.as_mut()?;
-        match reserving.as_mut().poll(cx) {
-            Poll::Ready(slot) => {
-                self.reserving = None;
-                slot.ok()
-            }
-            Poll::Pending => None,
-        }
+    /// Items being prepared or running (an outcome waiting to be taken holds no slot).
+    fn in_progress(&self) -> usize {
+        self.preparing.len() + self.running.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
+
+    use tokio::sync::mpsc;
 
     use super::*;
 

@@ -67,7 +67,8 @@ above. If they do not contain the answer, reply exactly: \"{REFUSAL}\""
 }
 
 /// Appends the first `max_words` words of `text` joined by single spaces: the words of
-/// `split_whitespace`, found byte by byte when the text is ASCII (chunks usually are).
+/// `split_whitespace`. When the text is ASCII (chunks usually are) the words are found byte by
+/// byte, and each run of words already separated by single spaces is copied at once.
 fn push_words(out: &mut String, text: &str, max_words: usize) {
     if !text.is_ascii() {
         for (n, word) in text.split_whitespace().take(max_words).enumerate() {
@@ -78,8 +79,10 @@ fn push_words(out: &mut String, text: &str, max_words: usize) {
         }
         return;
     }
-    // The ASCII characters `char::is_whitespace` accepts (vertical tab included).
-    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+    // The ASCII characters `char::is_whitespace` accepts (vertical tab included), all at most
+    // a space.
+    let is_space =
+        |b: u8| b <= b' ' && matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
     let bytes = text.as_bytes();
     let mut words = 0;
     let mut i = 0;
@@ -90,15 +93,24 @@ fn push_words(out: &mut String, text: &str, max_words: usize) {
         if i == bytes.len() {
             break;
         }
-        let start = i;
-        while i < bytes.len() && !is_space(bytes[i]) {
-            i += 1;
-        }
         if words > 0 {
             out.push(' ');
         }
-        out.push_str(&text[start..i]);
-        words += 1;
+        let run = i;
+        loop {
+            // The word ends at the next whitespace byte (every one is at most a space).
+            i += bytes[i..]
+                .iter()
+                .position(|&b| is_space(b))
+                .unwrap_or(bytes.len() - i);
+            words += 1;
+            let single_space = i + 1 < bytes.len() && bytes[i] == b' ' && !is_space(bytes[i + 1]);
+            if words == max_words || !single_space {
+                break;
+            }
+            i += 1;
+        }
+        out.push_str(&text[run..i]);
     }
 }
 
@@ -401,6 +413,19 @@ mod tests {
                 let expected: Vec<&str> = text.split_whitespace().take(max_words).collect();
                 assert_eq!(pushed, expected.join(" "), "{text:?} {max_words}");
             }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn words_of_any_spacing_are_those_of_split_whitespace(
+            text in "[ab \t\n\x0b\x0c\r]{0,40}",
+            max_words in 0usize..12,
+        ) {
+            let mut pushed = String::from("[");
+            push_words(&mut pushed, &text, max_words);
+            let expected: Vec<&str> = text.split_whitespace().take(max_words).collect();
+            proptest::prop_assert_eq!(pushed, format!("[{}", expected.join(" ")));
         }
     }
 
