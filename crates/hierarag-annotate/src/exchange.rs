@@ -1,10 +1,13 @@
 //! Ratings as CSV, for annotators who prefer a spreadsheet: export every (item, annotator)
-//! row, import edited rows back after checking all of them.
+//! row, import edited rows back after checking all of them. Text cells that a spreadsheet
+//! would run as formulas are neutralised on the way out and restored on the way in
+//! ([`crate::spreadsheet`]).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::{Read, Write};
 
+use crate::spreadsheet::{neutralize_cell, restore_cell};
 use crate::store::{
     Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION, Rating, Store, StoreError,
     check_pick, validate_annotator_name,
@@ -32,7 +35,8 @@ const IMPORT_COLUMNS: usize = 7;
 const CHOICES_SEPARATOR: &str = " | ";
 
 /// Writes one row per item and annotator (items by position, then annotators by name), with
-/// empty cells where the annotator has not rated; returns the number of rows.
+/// empty cells where the annotator has not rated; returns the number of rows. Every text cell
+/// goes through [`neutralize_cell`] (the rating numbers need not).
 pub fn write_csv<W: Write>(
     writer: W,
     items: &[Item],
@@ -53,20 +57,23 @@ pub fn write_csv<W: Write>(
         for &annotator in &annotators {
             let rating = by_key.get(&(item.item_id.as_str(), annotator));
             let number = |value: Option<u8>| value.map(|v| v.to_string()).unwrap_or_default();
-            out.write_record([
-                item.item_id.as_str(),
-                annotator,
-                &number(rating.and_then(|r| r.correctness)),
-                &number(rating.and_then(|r| r.hallucination)),
-                &number(rating.and_then(|r| r.answerability)),
-                rating
-                    .and_then(|r| r.category_pick.as_deref())
-                    .unwrap_or(""),
-                rating.and_then(|r| r.note.as_deref()).unwrap_or(""),
-                item.question.as_str(),
-                item.reference.as_str(),
-                &choices,
-            ])?;
+            let cells = [
+                neutralize_cell(&item.item_id),
+                neutralize_cell(annotator),
+                number(rating.and_then(|r| r.correctness)).into(),
+                number(rating.and_then(|r| r.hallucination)).into(),
+                number(rating.and_then(|r| r.answerability)).into(),
+                neutralize_cell(
+                    rating
+                        .and_then(|r| r.category_pick.as_deref())
+                        .unwrap_or(""),
+                ),
+                neutralize_cell(rating.and_then(|r| r.note.as_deref()).unwrap_or("")),
+                neutralize_cell(&item.question),
+                neutralize_cell(&item.reference),
+                neutralize_cell(&choices),
+            ];
+            out.write_record(cells.iter().map(|cell| cell.as_bytes()))?;
             rows += 1;
         }
     }
@@ -128,7 +135,8 @@ pub struct ImportSummary {
 /// a missing column, an unknown item id, an unknown annotator (unless `add_annotators`), a
 /// scale value that is not an integer or out of range, a category pick that is not one of the
 /// item's choices, a repeated (item, annotator), a row with more or fewer cells than the
-/// header. Empty cells mean "not rated"; rows with every
+/// header. A cell's leading `'` is removed where the export would have added it
+/// ([`restore_cell`]). Empty cells mean "not rated"; rows with every
 /// rating cell empty are skipped; a row with some filled replaces the annotator's rating of the
 /// item as a whole. Every rating gets `updated_unix_s`.
 pub fn read_csv<R: Read>(
@@ -189,7 +197,8 @@ pub fn read_csv<R: Read>(
             });
             continue;
         }
-        let cell = |column: usize| record.get(columns[column]).unwrap_or("");
+        // Undoes the export's formula neutralisation (and nothing else) before any check.
+        let cell = |column: usize| restore_cell(record.get(columns[column]).unwrap_or(""));
         let mut fail = |column: usize, message: String| {
             errors.push(RowError {
                 row,

@@ -8,6 +8,9 @@
 //!   for several processes); the annotation app (`hierarag annotate serve`) writes through it.
 //! - [`write_csv`] / [`import_csv`] exchange ratings with spreadsheets; an import checks every
 //!   row before writing anything and names the row and column of each problem ([`RowError`]).
+//!   Cells a spreadsheet would run as a formula are written with a leading `'`
+//!   ([`neutralize_cell`], also used by `hierarag export`'s CSVs) and read back without it
+//!   ([`restore_cell`]).
 //! - [`agreement`] computes Fleiss' κ per scale, answer quality, category agreement against
 //!   chance with binomial p-values, Cohen's κ between annotators, and the point-biserial link
 //!   between an item's agreement and its split's Coherence Ratio ([`Agreement`]).
@@ -65,6 +68,7 @@
 pub mod agreement;
 pub mod exchange;
 pub mod sample;
+pub mod spreadsheet;
 pub mod store;
 
 pub use agreement::{
@@ -76,6 +80,7 @@ pub use exchange::{
     write_csv,
 };
 pub use sample::{Question, Sample, SampleError, SampleOptions, Stratum, allocate, sample};
+pub use spreadsheet::{FORMULA_STARTS, neutralize_cell, restore_cell};
 pub use store::{
     ANNOTATIONS_FILE, Annotator, Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION,
     Rating, Store, StoreError, now_unix_s,

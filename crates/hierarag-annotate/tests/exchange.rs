@@ -203,3 +203,156 @@ fn a_row_with_too_few_cells_is_an_error_naming_the_row() {
     );
     assert!(store.ratings().unwrap().is_empty());
 }
+
+/// Texts a spreadsheet would run as formulas (OWASP's starts, a full-width one) and a text that
+/// really begins with a quote.
+const FORMULAS: [&str; 7] = [
+    "=HYPERLINK(\"http://x\",\"click\")",
+    "+1",
+    "-2",
+    "@SUM(A1)",
+    "\tindented",
+    "'quoted",
+    "\u{FF1D}1+1",
+];
+
+#[test]
+fn formula_injection_cells_are_neutralised_on_export_and_restored_on_import() {
+    // Item ids, annotators, questions, references, choices, picks and notes all begin like a
+    // formula.
+    let ids = [
+        "=q0",
+        "+q1",
+        "-q2",
+        "@q3",
+        "'q4",
+        "\u{FF20}q5",
+        "\u{FF0D}q6",
+    ];
+    let rotated = |n: usize| -> Vec<String> {
+        (0..FORMULAS.len())
+            .map(|k| FORMULAS[(n + k) % FORMULAS.len()].to_string())
+            .collect()
+    };
+    let items: Vec<Item> = (0..FORMULAS.len())
+        .map(|n| {
+            let mut item = item(ids[n], n as u32, "a1", true);
+            item.question = FORMULAS[n].to_string();
+            item.reference = FORMULAS[(n + 1) % FORMULAS.len()].to_string();
+            item.choices = rotated(n);
+            item
+        })
+        .collect();
+    let annotators = ["=alice", "@bob"];
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::create(&dir.path().join("annotations.sqlite"), &items, &[]).unwrap();
+    let mut ratings = Vec::new();
+    for (n, item) in items.iter().enumerate() {
+        for (a, annotator) in annotators.iter().enumerate() {
+            let mut r = rating(&item.item_id, annotator);
+            r.correctness = Some(a as u8);
+            // Picks, like ids and names, are trimmed on import: not the tab.
+            let pick = match (n + 2 + a) % FORMULAS.len() {
+                4 => 5,
+                k => k,
+            };
+            r.category_pick = Some(FORMULAS[pick].to_string());
+            r.note = Some(FORMULAS[(n + 3 + a) % FORMULAS.len()].to_string());
+            ratings.push(r);
+        }
+    }
+    for annotator in annotators {
+        store.add_annotator(annotator).unwrap();
+    }
+    store.save_ratings(&ratings).unwrap();
+    let text = export(&store);
+
+    // Every text cell is the value with one `'` in front; the CSV quoting still applies.
+    assert!(
+        text.contains("\"'=HYPERLINK(\"\"http://x\"\",\"\"click\"\")\""),
+        "{text}"
+    );
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), items.len() * annotators.len());
+    let mut sorted_annotators = annotators;
+    sorted_annotators.sort_unstable();
+    for (row, (item, annotator)) in rows.iter().zip(
+        items
+            .iter()
+            .flat_map(|item| sorted_annotators.iter().map(move |a| (item, *a))),
+    ) {
+        let r = ratings
+            .iter()
+            .find(|r| r.item_id == item.item_id && r.annotator == annotator)
+            .unwrap();
+        let expected = [
+            (0, item.item_id.clone()),
+            (1, annotator.to_string()),
+            (5, r.category_pick.clone().unwrap()),
+            (6, r.note.clone().unwrap()),
+            (7, item.question.clone()),
+            (8, item.reference.clone()),
+            (9, item.choices.join(" | ")),
+        ];
+        for (column, value) in expected {
+            assert_eq!(row[column], format!("'{value}"), "{}", CSV_COLUMNS[column]);
+        }
+        // The rating numbers are written as numbers.
+        assert_eq!(&row[2], r.correctness.unwrap().to_string());
+    }
+
+    // Import gives back every value byte for byte, and exports the same file again.
+    let other = tempfile::tempdir().unwrap();
+    let mut fresh = Store::create(&other.path().join("annotations.sqlite"), &items, &[]).unwrap();
+    let summary = import_csv(&mut fresh, text.as_bytes(), true, 1_700_000_000).unwrap();
+    assert_eq!(summary.imported, ratings.len());
+    assert_eq!(summary.new_annotators, sorted_annotators);
+    assert_eq!(fresh.ratings().unwrap(), store.ratings().unwrap());
+    assert_eq!(export(&fresh), text);
+}
+
+#[test]
+fn formula_injection_in_an_imported_file_is_read_as_text_or_rejected_naming_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store(dir.path());
+    // A quote the export would not have added stays; one it would have added goes; a formula
+    // in a rating column is not a number.
+    let text = "\
+item_id,annotator,correctness,hallucination,answerability,category_pick,note
+q0,alice,3,,,,'hello
+q0,bob,3,,,,\"=HYPERLINK(\"\"http://x\"\")\"
+q1,alice,3,,,,'-2
+q1,bob,=1+1,'-1,'2,,
+";
+    let errors = row_errors(import_csv(&mut store, text.as_bytes(), false, 0));
+    assert_eq!(
+        errors,
+        [
+            "row 5, column correctness: `=1+1` is not an integer (expected 0–3)",
+            "row 5, column hallucination: -1 is out of range 0–2",
+            "row 5, column answerability: `'2` is not an integer (expected 0–3)",
+        ]
+    );
+    assert!(store.ratings().unwrap().is_empty());
+    let good: String = text
+        .lines()
+        .take(4)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    import_csv(&mut store, good.as_bytes(), false, 0).unwrap();
+    let notes: Vec<Option<String>> = store
+        .ratings()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.note)
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            Some("'hello".to_string()),
+            Some("=HYPERLINK(\"http://x\")".to_string()),
+            Some("-2".to_string()),
+        ]
+    );
+}

@@ -11,6 +11,13 @@ pub enum Position {
     Line(u64),
     /// A 0-based row index across the whole Parquet file (as `pyarrow`/`pandas` count rows).
     Row(u64),
+    /// A Parquet row group: its 0-based number, the file-wide index of its first row and its
+    /// number of rows.
+    RowGroup {
+        index: usize,
+        first_row: u64,
+        n_rows: u64,
+    },
     /// The file as a whole.
     File,
 }
@@ -36,6 +43,18 @@ impl fmt::Display for Location {
         match self.position {
             Position::Line(line) => write!(f, "{} line {line}", self.path.display()),
             Position::Row(row) => write!(f, "{} row {row}", self.path.display()),
+            Position::RowGroup {
+                index,
+                first_row,
+                n_rows,
+            } => {
+                write!(f, "{} row group {index} ", self.path.display())?;
+                match n_rows {
+                    0 => write!(f, "(no rows)"),
+                    1 => write!(f, "(row {first_row})"),
+                    _ => write!(f, "(rows {first_row}–{})", first_row + n_rows - 1),
+                }
+            }
             Position::File => write!(f, "{}", self.path.display()),
         }
     }
@@ -95,13 +114,34 @@ pub enum CorpusError {
         id: String,
         first: String,
     },
+    /// A Parquet file that cannot be opened at all (no footer, a truncated or garbage file):
+    /// how many rows it held is unknown.
     #[error("{location}: unreadable Parquet file: {message}")]
     Parquet { location: Location, message: String },
+    /// A row group that failed to decode; `location` is a [`Position::RowGroup`] and `rows_read`
+    /// the rows of it read before the failure. The other row groups can still be read.
+    #[error("{location}: unreadable Parquet data: {message}{read}",
+        read = if *rows_read > 0 { format!(" (after its first {rows_read} rows)") } else { String::new() })]
+    ParquetData {
+        location: Location,
+        message: String,
+        rows_read: u64,
+    },
+    /// `n_rows` is the file's row count, all of which are lost when the column is missing.
     #[error("{location}, field `{field}`: no such column (columns: {columns})")]
     MissingColumn {
         location: Location,
         field: String,
         columns: String,
+        n_rows: u64,
+    },
+    /// An input that holds no record at all: a file without a non-blank line, a directory without
+    /// a `.txt`/`.md` file, a Parquet file with zero rows. Such an input is almost always a
+    /// mistake (a failed download, a wrong path), so it is reported rather than read as nothing.
+    #[error("{location}: empty input: {what}")]
+    EmptyInput {
+        location: Location,
+        what: &'static str,
     },
 }
 
@@ -118,7 +158,9 @@ impl CorpusError {
             | CorpusError::EmptyDocument { location, .. }
             | CorpusError::DuplicateId { location, .. }
             | CorpusError::Parquet { location, .. }
-            | CorpusError::MissingColumn { location, .. } => Some(location),
+            | CorpusError::ParquetData { location, .. }
+            | CorpusError::MissingColumn { location, .. }
+            | CorpusError::EmptyInput { location, .. } => Some(location),
         }
     }
 

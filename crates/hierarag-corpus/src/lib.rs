@@ -6,11 +6,12 @@
 //!
 //! Main types:
 //! - [`CorpusSpec`]: which files, which format, which JSON/Parquet fields hold the id and text.
-//! - [`Documents`]: the streaming iterator, which also enforces unique ids and non-empty texts and
-//!   applies the [`OnError`] policy, keeping a record of every skipped input.
+//! - [`Documents`]: the streaming iterator, which also enforces unique ids, non-empty texts and
+//!   non-empty inputs and applies the [`OnError`] policy, keeping a record of every skipped input
+//!   with the records lost with it ([`Skipped`], totals in [`ReadSummary`]).
 //! - [`ChunkParams`] and [`chunks`]: deterministic chunking; chunk ids are `{doc_id}#{n}`.
-//! - [`CorpusError`]: every message names the file, the line (JSONL, text) or row (Parquet), and
-//!   the field at fault.
+//! - [`CorpusError`]: every message names the file, the line (JSONL, text), row or row group
+//!   (Parquet), and the field at fault.
 //!
 //! ```
 //! use hierarag_corpus::{chunks, ChunkParams};

@@ -1,5 +1,6 @@
-//! Parquet reader: streams record batches of the id and text columns only, so that memory is
-//! bounded by one batch whatever the file size (FineWeb shards are ~2 GB).
+//! Parquet reader: streams the id and text columns only, one row group and one record batch at a
+//! time, so that memory is bounded by one batch whatever the file size (FineWeb shards are
+//! ~2 GB) and a damaged row group costs only its own rows.
 
 use std::fs::File;
 use std::path::Path;
@@ -10,7 +11,10 @@ use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
 
 use crate::error::{CorpusError, Location, Position};
 use crate::reader::{CorpusSpec, Document, RawRecords};
@@ -23,12 +27,15 @@ pub(crate) fn open(path: &Arc<Path>, spec: &CorpusSpec) -> Result<RawRecords, Co
         path: path.to_path_buf(),
         source,
     })?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| CorpusError::Parquet {
+    // The footer once; each row group then gets a reader of its own over the same metadata.
+    let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| {
+        CorpusError::Parquet {
             location: at_file(),
             message: e.to_string(),
-        })?;
-    let schema = Arc::clone(builder.schema());
+        }
+    })?;
+    let schema = Arc::clone(metadata.schema());
+    let n_rows = u64::try_from(metadata.metadata().file_metadata().num_rows()).unwrap_or(0);
     let column_index = |field: &str| {
         schema
             .index_of(field)
@@ -41,61 +48,125 @@ pub(crate) fn open(path: &Arc<Path>, spec: &CorpusSpec) -> Result<RawRecords, Co
                     .map(|f| format!("`{}`", f.name()))
                     .collect::<Vec<_>>()
                     .join(", "),
+                n_rows,
             })
     };
     let id_idx = column_index(&spec.id_field)?;
     let text_idx = column_index(&spec.text_field)?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [id_idx, text_idx]);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(|e| CorpusError::Parquet {
-            location: at_file(),
-            message: e.to_string(),
-        })?;
-    // The projected batch keeps schema order, so find the columns again by name.
+    let mask = ProjectionMask::roots(metadata.parquet_schema(), [id_idx, text_idx]);
+    let mut first_row = 0u64;
+    let mut row_groups = Vec::with_capacity(metadata.metadata().num_row_groups());
+    for (index, group) in metadata.metadata().row_groups().iter().enumerate() {
+        let n_rows = u64::try_from(group.num_rows()).unwrap_or(0);
+        if n_rows > 0 {
+            row_groups.push(RowGroup {
+                index,
+                first_row,
+                n_rows,
+            });
+        }
+        first_row += n_rows;
+    }
     Ok(Box::new(ParquetRecords {
-        reader,
+        file,
+        metadata,
+        mask,
         path: Arc::clone(path),
         id_field: spec.id_field.clone(),
         text_field: spec.text_field.clone(),
-        batch: None,
-        batch_row: 0,
-        row: 0,
-        done: false,
+        row_groups: row_groups.into_iter(),
+        current: None,
     }))
 }
 
-struct ParquetRecords {
+/// A row group's place in the file.
+#[derive(Clone, Copy, Debug)]
+struct RowGroup {
+    index: usize,
+    first_row: u64,
+    n_rows: u64,
+}
+
+/// The row group being read: its reader, the batch being handed out and how far into it.
+struct GroupReader {
+    group: RowGroup,
     reader: ParquetRecordBatchReader,
+    /// The id and text columns of the current batch.
+    batch: Option<(ArrayRef, ArrayRef)>,
+    batch_row: usize,
+    rows_read: u64,
+}
+
+struct ParquetRecords {
+    file: File,
+    metadata: ArrowReaderMetadata,
+    mask: ProjectionMask,
     path: Arc<Path>,
     id_field: String,
     text_field: String,
-    batch: Option<(ArrayRef, ArrayRef)>,
-    batch_row: usize,
-    row: u64,
-    done: bool,
+    /// Row groups not yet started, in file order (empty ones left out).
+    row_groups: std::vec::IntoIter<RowGroup>,
+    current: Option<GroupReader>,
 }
 
 impl ParquetRecords {
-    fn take_batch(&mut self, batch: RecordBatch) -> Result<(), CorpusError> {
+    fn open_group(&self, group: RowGroup) -> Result<GroupReader, CorpusError> {
+        let reader = self
+            .file
+            .try_clone()
+            .map_err(parquet::errors::ParquetError::from)
+            .and_then(|file| {
+                ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
+                    .with_projection(self.mask.clone())
+                    .with_row_groups(vec![group.index])
+                    .with_batch_size(BATCH_ROWS)
+                    .build()
+            })
+            .map_err(|e| self.group_error(group, 0, e.to_string()))?;
+        Ok(GroupReader {
+            group,
+            reader,
+            batch: None,
+            batch_row: 0,
+            rows_read: 0,
+        })
+    }
+
+    fn group_error(&self, group: RowGroup, rows_read: u64, message: String) -> CorpusError {
+        CorpusError::ParquetData {
+            location: Location::new(
+                &self.path,
+                Position::RowGroup {
+                    index: group.index,
+                    first_row: group.first_row,
+                    n_rows: group.n_rows,
+                },
+            ),
+            message,
+            rows_read,
+        }
+    }
+
+    /// The id and text columns of a batch; the projection keeps schema order, so they are found
+    /// again by name.
+    fn columns(&self, batch: &RecordBatch) -> Result<(ArrayRef, ArrayRef), String> {
         let column = |field: &str| {
             batch
                 .column_by_name(field)
                 .cloned()
-                .ok_or_else(|| CorpusError::Parquet {
-                    location: Location::new(&self.path, Position::Row(self.row)),
-                    message: format!("column `{field}` vanished from a record batch"),
-                })
+                .ok_or_else(|| format!("column `{field}` vanished from a record batch"))
         };
-        self.batch = Some((column(&self.id_field)?, column(&self.text_field)?));
-        self.batch_row = 0;
-        Ok(())
+        Ok((column(&self.id_field)?, column(&self.text_field)?))
     }
 
-    fn record(&self, ids: &ArrayRef, texts: &ArrayRef, i: usize) -> Result<Document, CorpusError> {
-        let location = Location::new(&self.path, Position::Row(self.row));
+    fn record(
+        &self,
+        ids: &ArrayRef,
+        texts: &ArrayRef,
+        i: usize,
+        row: u64,
+    ) -> Result<Document, CorpusError> {
+        let location = Location::new(&self.path, Position::Row(row));
         let id = cell_to_string(ids, i, &location, &self.id_field, true)?;
         let text = cell_to_string(texts, i, &location, &self.text_field, false)?;
         Ok(Document { id, text, location })
@@ -105,36 +176,51 @@ impl ParquetRecords {
 impl Iterator for ParquetRecords {
     type Item = Result<Document, CorpusError>;
 
+    /// Rows in file order; a row group that fails to decode yields one error for the rest of its
+    /// rows, and reading goes on with the next row group.
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if self.done {
-                return None;
-            }
-            if let Some((ids, texts)) = &self.batch
-                && self.batch_row < ids.len()
+            let Some(current) = self.current.as_mut() else {
+                let group = self.row_groups.next()?;
+                match self.open_group(group) {
+                    Ok(reader) => self.current = Some(reader),
+                    Err(error) => return Some(Err(error)),
+                }
+                continue;
+            };
+            if let Some((ids, texts)) = &current.batch
+                && current.batch_row < ids.len()
             {
                 let (ids, texts) = (Arc::clone(ids), Arc::clone(texts));
-                let result = self.record(&ids, &texts, self.batch_row);
-                self.batch_row += 1;
-                self.row += 1;
-                return Some(result);
+                let i = current.batch_row;
+                let row = current.group.first_row + current.rows_read;
+                current.batch_row += 1;
+                current.rows_read += 1;
+                return Some(self.record(&ids, &texts, i, row));
             }
-            match self.reader.next() {
-                None => self.done = true,
-                Some(Ok(batch)) => {
-                    if let Err(e) = self.take_batch(batch) {
-                        self.done = true;
-                        return Some(Err(e));
+            let (group, rows_read) = (current.group, current.rows_read);
+            let failure = match current.reader.next() {
+                Some(Ok(batch)) => match self.columns(&batch) {
+                    Ok(columns) => {
+                        let current = self.current.as_mut().expect("a row group is being read");
+                        current.batch = Some(columns);
+                        current.batch_row = 0;
+                        continue;
                     }
+                    Err(message) => message,
+                },
+                Some(Err(e)) => e.to_string(),
+                None if rows_read < group.n_rows => format!(
+                    "the row group ended before the {} rows its metadata counts",
+                    group.n_rows
+                ),
+                None => {
+                    self.current = None;
+                    continue;
                 }
-                Some(Err(e)) => {
-                    self.done = true;
-                    return Some(Err(CorpusError::Parquet {
-                        location: Location::new(&self.path, Position::Row(self.row)),
-                        message: e.to_string(),
-                    }));
-                }
-            }
+            };
+            self.current = None;
+            return Some(Err(self.group_error(group, rows_read, failure)));
         }
     }
 }

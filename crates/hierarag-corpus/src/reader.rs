@@ -44,7 +44,8 @@ pub enum OnError {
     /// Stop at the first problem with an error naming file, line/row and field.
     #[default]
     Fail,
-    /// Record the problem, skip the record (or the rest of an unreadable file) and go on.
+    /// Record the problem, skip the record (or the unreadable row group, or the unreadable or
+    /// empty file) and go on.
     Skip,
 }
 
@@ -130,6 +131,9 @@ impl CorpusSpec {
             spec: self.clone(),
             on_error,
             current: None,
+            current_path: None,
+            current_format: CorpusFormat::Jsonl,
+            current_yielded: false,
             in_textdir: false,
             seen: HashMap::new(),
             file_names: Vec::new(),
@@ -150,13 +154,25 @@ pub struct Document {
     pub location: Location,
 }
 
-/// A record or file that `--on-error skip` passed over.
+/// A record, Parquet row group or file that `--on-error skip` passed over.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
-    /// `file line N`, `file row N` or `file`.
+    /// `file line N`, `file row N`, `file row group N (rows A–B)` or `file`.
     pub location: String,
     /// The full error message.
     pub reason: String,
+    /// How many records (JSONL lines, Parquet rows, text files) were lost with this problem: 1
+    /// for a bad record, the rows of a damaged row group not read before the damage, every row
+    /// of a Parquet file without the id or text column, 0 for an empty input. `None` (JSON
+    /// `null`) when the count is unknown: a file that could not be read at all (a Parquet file
+    /// without a readable footer, which is where the row count lives). Lists written before the
+    /// field existed read as 0.
+    #[serde(default = "no_records")]
+    pub records_lost: Option<u64>,
+}
+
+fn no_records() -> Option<u64> {
+    Some(0)
 }
 
 /// Totals after a corpus has been read.
@@ -164,7 +180,40 @@ pub struct Skipped {
 pub struct ReadSummary {
     pub n_documents: u64,
     pub n_skipped: u64,
+    /// The sum of [`Skipped::records_lost`] where it is known.
+    #[serde(default)]
+    pub n_records_lost: u64,
+    /// Skipped problems whose lost records are unknown (files that could not be read).
+    #[serde(default)]
+    pub n_unknown_losses: u64,
     pub text_bytes: u64,
+}
+
+impl ReadSummary {
+    /// The skip totals in words, for messages: `2 problems, 101 records lost`, `3 problems, 100
+    /// records lost and those of 1 unreadable file (number unknown)`, or `1 problem, the records
+    /// of 1 unreadable file lost (number unknown)`.
+    pub fn describe_skipped(&self) -> String {
+        let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        let problems = plural(self.n_skipped, "problem");
+        let known = plural(self.n_records_lost, "record");
+        let unknown = plural(self.n_unknown_losses, "unreadable file");
+        match (self.n_records_lost, self.n_unknown_losses) {
+            (_, 0) => format!("{problems}, {known} lost"),
+            (0, _) => format!("{problems}, the records of {unknown} lost (number unknown)"),
+            _ => format!("{problems}, {known} lost and those of {unknown} (number unknown)"),
+        }
+    }
+
+    /// Totals of a skip list (documents and text bytes left at 0).
+    pub fn of_skipped(skipped: &[Skipped]) -> ReadSummary {
+        ReadSummary {
+            n_skipped: skipped.len() as u64,
+            n_records_lost: skipped.iter().filter_map(|s| s.records_lost).sum(),
+            n_unknown_losses: skipped.iter().filter(|s| s.records_lost.is_none()).count() as u64,
+            ..ReadSummary::default()
+        }
+    }
 }
 
 pub(crate) type RawRecords = Box<dyn Iterator<Item = Result<Document, CorpusError>> + Send>;
@@ -179,6 +228,11 @@ pub struct Documents {
     spec: CorpusSpec,
     on_error: OnError,
     current: Option<RawRecords>,
+    /// The input being read, its format, and whether it has yielded anything (a document or an
+    /// error): an input that yields nothing at all is an [`CorpusError::EmptyInput`].
+    current_path: Option<Arc<Path>>,
+    current_format: CorpusFormat,
+    current_yielded: bool,
     in_textdir: bool,
     seen: HashMap<[u64; 2], PackedPlace>,
     /// Files that documents came from, so that a duplicate can name where its twin was.
@@ -212,7 +266,8 @@ impl PackedPlace {
         let (kind, pos) = match position {
             Position::Line(n) => (0u64, n),
             Position::Row(n) => (1, n),
-            Position::File => (2, 0),
+            // A document is never a whole file or row group; these only complete the match.
+            Position::File | Position::RowGroup { .. } => (2, 0),
         };
         let file = (file as u64).min((1 << Self::FILE_BITS) - 1);
         let pos = pos.min((1 << Self::POS_BITS) - 1);
@@ -241,8 +296,8 @@ impl Documents {
     pub fn summary(&self) -> ReadSummary {
         ReadSummary {
             n_documents: self.n_documents,
-            n_skipped: self.skipped.len() as u64,
             text_bytes: self.text_bytes,
+            ..ReadSummary::of_skipped(&self.skipped)
         }
     }
 
@@ -250,6 +305,9 @@ impl Documents {
         let (path, format) = self.files.pop_front()?;
         let path: Arc<Path> = Arc::from(path.as_path());
         self.in_textdir = format == CorpusFormat::TextDir;
+        self.current_path = Some(Arc::clone(&path));
+        self.current_format = format;
+        self.current_yielded = false;
         let opened = match format {
             CorpusFormat::Jsonl => jsonl::open(&path, &self.spec),
             CorpusFormat::Parquet => parquet_reader::open(&path, &self.spec),
@@ -313,6 +371,47 @@ impl Documents {
         }
     }
 
+    /// The error for the input just finished without yielding anything.
+    fn empty_input(&self) -> Option<CorpusError> {
+        let path = self.current_path.as_ref()?;
+        Some(CorpusError::EmptyInput {
+            location: Location::new(path, Position::File),
+            what: match self.current_format {
+                CorpusFormat::Jsonl => "the file holds no record (no non-blank line)",
+                CorpusFormat::Parquet => "the Parquet file has zero rows",
+                CorpusFormat::TextDir => "the directory holds no .txt or .md file",
+            },
+        })
+    }
+
+    /// How many records an error costs; see [`Skipped::records_lost`].
+    fn records_lost(&self, error: &CorpusError) -> Option<u64> {
+        match error {
+            CorpusError::EmptyInput { .. } => Some(0),
+            CorpusError::ParquetData {
+                location,
+                rows_read,
+                ..
+            } => match location.position {
+                Position::RowGroup { n_rows, .. } => Some(n_rows.saturating_sub(*rows_read)),
+                _ => None,
+            },
+            CorpusError::MissingColumn { n_rows, .. } => Some(*n_rows),
+            CorpusError::NoInput { .. } | CorpusError::Parquet { .. } => None,
+            // In a text directory an unreadable `.txt`/`.md` file is one record; an unreadable
+            // subdirectory, or a JSONL file that breaks off, hides an unknown number.
+            CorpusError::Io { path, .. } => {
+                (self.in_textdir && textdir::is_text_document(path)).then_some(1)
+            }
+            CorpusError::MalformedJson { .. }
+            | CorpusError::MissingField { .. }
+            | CorpusError::WrongType { .. }
+            | CorpusError::NonUtf8 { .. }
+            | CorpusError::EmptyDocument { .. }
+            | CorpusError::DuplicateId { .. } => Some(1),
+        }
+    }
+
     /// Under `Skip`, records the error and reports whether to go on; under `Fail`, ends the stream.
     fn handle(&mut self, error: CorpusError) -> Option<CorpusError> {
         if self.on_error == OnError::Skip && error.is_skippable() {
@@ -327,6 +426,7 @@ impl Documents {
             self.skipped.push(Skipped {
                 location,
                 reason: error.to_string(),
+                records_lost: self.records_lost(&error),
             });
             None
         } else {
@@ -353,8 +453,18 @@ impl Iterator for Documents {
                     },
                 }
             };
-            match records.next() {
-                None => self.current = None,
+            let record = records.next();
+            self.current_yielded |= record.is_some();
+            match record {
+                None => {
+                    self.current = None;
+                    if !self.current_yielded
+                        && let Some(error) = self.empty_input()
+                        && let Some(error) = self.handle(error)
+                    {
+                        return Some(Err(error));
+                    }
+                }
                 Some(Ok(doc)) => match self.check(&doc) {
                     Ok(()) => {
                         self.n_documents += 1;
@@ -368,8 +478,9 @@ impl Iterator for Documents {
                     }
                 },
                 Some(Err(error)) => {
-                    // A file-level error ends that file; a record-level one only that record. In a text
-                    // directory every file is one record, so an unreadable file ends only itself.
+                    // A file-level error ends that file; a record-level one (or a Parquet row
+                    // group's) only that record or row group. In a text directory every file is one
+                    // record, so an unreadable file ends only itself.
                     if matches!(error, CorpusError::Parquet { .. })
                         || (!self.in_textdir && matches!(error, CorpusError::Io { .. }))
                     {

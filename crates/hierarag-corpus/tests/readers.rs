@@ -12,7 +12,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 use hierarag_corpus::{
-    CorpusError, CorpusFormat, CorpusSpec, Document, Documents, OnError, Position,
+    CorpusError, CorpusFormat, CorpusSpec, Document, Documents, OnError, Position, Skipped,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -543,53 +543,250 @@ fn garbage_parquet_file_is_unreadable() {
     assert_contains(&message, &[&at]);
 }
 
+/// Regression: a truncated Parquet file, given alone under skip, ended the read without a word;
+/// it is named with its reason under both policies, and under skip recorded with an unknown
+/// number of rows (the footer that counts them is gone).
 #[test]
-fn truncated_parquet_file_is_unreadable() {
+fn truncated_parquet_file_is_named_with_its_reason_under_both_policies() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("truncated.parquet");
     write_parquet(&path, &[fineweb_batch(0, 200)], None);
     let bytes = fs::read(&path).unwrap();
     fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-    let message = fail_message(&spec_of(&[&path]));
-    let at = format!("{}: unreadable Parquet file", path.display());
-    assert_contains(&message, &[&at]);
+    let spec = spec_of(&[&path]);
+    let message = fail_message(&spec);
+    let at = format!("{}: unreadable Parquet file: ", path.display());
+    assert!(message.starts_with(&at), "{message:?}");
+    assert!(message.len() > at.len() + 10, "no reason in {message:?}");
+
+    let (docs, error, documents) = read(&spec, OnError::Skip);
+    assert!(error.is_none() && docs.is_empty(), "{error:?} {docs:?}");
+    let skipped = documents.skipped();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].location, path.display().to_string());
+    assert_eq!(skipped[0].reason, message);
+    assert_eq!(skipped[0].records_lost, None);
+    let summary = documents.summary();
+    assert_eq!((summary.n_records_lost, summary.n_unknown_losses), (0, 1));
+    assert_eq!(
+        summary.describe_skipped(),
+        "1 problem, the records of 1 unreadable file lost (number unknown)"
+    );
+}
+
+/// Overwrites the start of the first column chunk (`text` in the FineWeb schema) of each of
+/// `row_groups` with 0xff bytes, so that its first page header cannot be decoded.
+fn damage_row_groups(path: &Path, row_groups: &[usize]) {
+    let metadata = ParquetRecordBatchReaderBuilder::try_new(fs::File::open(path).unwrap())
+        .unwrap()
+        .metadata()
+        .clone();
+    let mut bytes = fs::read(path).unwrap();
+    for &group in row_groups {
+        let (start, len) = metadata.row_group(group).column(0).byte_range();
+        let start = start as usize;
+        for byte in &mut bytes[start..start + 64.min(len as usize)] {
+            *byte = 0xff;
+        }
+    }
+    fs::write(path, &bytes).unwrap();
+}
+
+/// Regression: the error named "row 3072" (the start of a 1,024-row read batch), and skip kept
+/// 3,072 documents, silently dropping the 1,828 intact rows after the damaged row group.
+#[test]
+fn parquet_damaged_row_group_is_named_and_skip_keeps_every_other_row() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("corpus.parquet");
+    write_parquet(&path, &[fineweb_batch(0, 5000)], Some(100));
+    damage_row_groups(&path, &[37]);
+    let spec = spec_of(&[&path]);
+
+    let mut documents = spec.documents(OnError::Fail).unwrap();
+    let before: Vec<Document> = documents.by_ref().map_while(Result::ok).collect();
+    assert_eq!(
+        before.len(),
+        3700,
+        "every row before the damaged group is read"
+    );
+    assert!(documents.next().is_none());
+    let message = fail_message(&spec);
+    let at = format!(
+        "{} row group 37 (rows 3700–3799): unreadable Parquet data: ",
+        path.display()
+    );
+    assert!(message.starts_with(&at), "{message:?}");
+    assert!(!message.contains("after its first"), "{message:?}");
+
+    let (docs, error, documents) = read(&spec, OnError::Skip);
+    assert!(error.is_none(), "{error:?}");
+    let expected: Vec<String> = (0..5000)
+        .filter(|i| !(3700..3800).contains(i))
+        .map(fineweb_id)
+        .collect();
+    assert_eq!(ids(&docs), expected);
+    assert_eq!(docs[3700].location.position, Position::Row(3800));
+    let skipped = documents.skipped();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(
+        skipped[0].location,
+        format!("{} row group 37 (rows 3700–3799)", path.display())
+    );
+    assert_eq!(skipped[0].reason, message);
+    assert_eq!(skipped[0].records_lost, Some(100));
+    let summary = documents.summary();
+    assert_eq!(
+        (
+            summary.n_documents,
+            summary.n_skipped,
+            summary.n_records_lost
+        ),
+        (4900, 1, 100)
+    );
+    assert_eq!(summary.describe_skipped(), "1 problem, 100 records lost");
 }
 
 #[test]
-fn corrupt_parquet_row_group_names_the_first_row_not_read() {
+fn parquet_damaged_first_and_last_row_groups_lose_only_their_rows() {
     let dir = TempDir::new().unwrap();
-    let path = dir.path().join("corrupt.parquet");
-    // Two row groups of 2048 rows: two whole batches each, so the damage starts at row 2048.
-    write_parquet(
-        &path,
-        &[fineweb_batch(0, 2048), fineweb_batch(2048, 2048)],
-        Some(2048),
+    let path = dir.path().join("ends.parquet");
+    // Ten row groups, the last one short: 0–99, …, 800–899, 900–949.
+    write_parquet(&path, &[fineweb_batch(0, 950)], Some(100));
+    damage_row_groups(&path, &[0, 9]);
+    let spec = spec_of(&[&path]);
+    let message = fail_message(&spec);
+    let at = format!(
+        "{} row group 0 (rows 0–99): unreadable Parquet data: ",
+        path.display()
     );
+    assert!(message.starts_with(&at), "{message:?}");
+
+    let (docs, error, documents) = read(&spec, OnError::Skip);
+    assert!(error.is_none(), "{error:?}");
+    let expected: Vec<String> = (100..900).map(fineweb_id).collect();
+    assert_eq!(ids(&docs), expected);
+    let skipped: Vec<(&str, Option<u64>)> = documents
+        .skipped()
+        .iter()
+        .map(|s| (s.location.as_str(), s.records_lost))
+        .collect();
+    let group_0 = format!("{} row group 0 (rows 0–99)", path.display());
+    let group_9 = format!("{} row group 9 (rows 900–949)", path.display());
+    assert_eq!(
+        skipped,
+        [(group_0.as_str(), Some(100)), (group_9.as_str(), Some(50))]
+    );
+    assert_eq!(documents.summary().n_records_lost, 150);
+}
+
+/// Rows of a damaged row group read before the damage are kept; only the rest of it is lost.
+#[test]
+fn parquet_damage_inside_a_row_group_keeps_the_rows_read_before_it() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("pages.parquet");
+    // Two row groups of 2048 rows, plain-encoded in pages of 256 rows: damage three quarters
+    // into the first group's text chunk lies in a page of its second 1024-row batch.
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(2048))
+        .set_dictionary_enabled(false)
+        .set_data_page_row_count_limit(256)
+        .set_write_batch_size(256)
+        .build();
+    let batch = fineweb_batch(0, 4096);
+    let file = fs::File::create(&path).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
     let metadata = ParquetRecordBatchReaderBuilder::try_new(fs::File::open(&path).unwrap())
         .unwrap()
         .metadata()
         .clone();
     assert_eq!(metadata.num_row_groups(), 2);
-    let (start, _) = metadata.row_group(1).column(0).byte_range();
+    let (start, len) = metadata.row_group(0).column(0).byte_range();
+    let damage = (start + len * 3 / 4) as usize;
     let mut bytes = fs::read(&path).unwrap();
-    for byte in &mut bytes[start as usize..start as usize + 64] {
+    for byte in &mut bytes[damage..damage + 64] {
         *byte = 0xff;
     }
     fs::write(&path, &bytes).unwrap();
-
     let spec = spec_of(&[&path]);
     let message = fail_message(&spec);
-    let at = format!("{} row 2048: unreadable Parquet file", path.display());
-    assert_contains(&message, &[&at]);
+    let at = format!(
+        "{} row group 0 (rows 0–2047): unreadable Parquet data: ",
+        path.display()
+    );
+    assert!(message.starts_with(&at), "{message:?}");
+    assert!(
+        message.ends_with("(after its first 1024 rows)"),
+        "{message:?}"
+    );
 
     let (docs, error, documents) = read(&spec, OnError::Skip);
-    assert!(error.is_none());
-    assert_eq!(docs.len(), 2048);
+    assert!(error.is_none(), "{error:?}");
+    let expected: Vec<String> = (0..1024).chain(2048..4096).map(fineweb_id).collect();
+    assert_eq!(ids(&docs), expected);
     assert_eq!(documents.skipped().len(), 1);
-    assert_eq!(
-        documents.skipped()[0].location,
-        format!("{} row 2048", path.display())
+    assert_eq!(documents.skipped()[0].records_lost, Some(1024));
+}
+
+/// Regression: an empty input made "the corpus has no document to index", naming nothing. Each
+/// kind is an error naming it under fail; under skip it is listed (no record lost) and the other
+/// inputs are read.
+#[test]
+fn empty_jsonl_file_directory_and_zero_row_parquet_are_errors_naming_them() {
+    let dir = TempDir::new().unwrap();
+    let good = write_file(
+        dir.path(),
+        "good.jsonl",
+        "{\"id\": \"a\", \"text\": \"x\"}\n",
     );
+    let empty_jsonl = write_file(dir.path(), "empty.jsonl", "");
+    let blank_jsonl = write_file(dir.path(), "blank.jsonl", "\n  \n\n");
+    let empty_dir = dir.path().join("empty-dir");
+    fs::create_dir(&empty_dir).unwrap();
+    let no_text_dir = dir.path().join("no-text-dir");
+    write_file(&no_text_dir, "data.csv", "id,text\n1,one\n");
+    let zero_rows = dir.path().join("zero.parquet");
+    write_parquet(&zero_rows, &[fineweb_batch(0, 0)], None);
+    let cases: [(&Path, &str); 5] = [
+        (&empty_jsonl, "the file holds no record (no non-blank line)"),
+        (&blank_jsonl, "the file holds no record (no non-blank line)"),
+        (&empty_dir, "the directory holds no .txt or .md file"),
+        (&no_text_dir, "the directory holds no .txt or .md file"),
+        (&zero_rows, "the Parquet file has zero rows"),
+    ];
+    for (path, what) in cases {
+        let expected = format!("{}: empty input: {what}", path.display());
+        assert_eq!(fail_message(&spec_of(&[path])), expected);
+        assert_eq!(fail_message(&spec_of(&[&good, path])), expected);
+
+        let (docs, error, documents) = read(&spec_of(&[path, &good]), OnError::Skip);
+        assert!(error.is_none(), "{error:?}");
+        assert_eq!(ids(&docs), ["a"]);
+        let skipped = documents.skipped();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped[0].location, path.display().to_string());
+        assert_eq!(skipped[0].reason, expected);
+        assert_eq!(skipped[0].records_lost, Some(0));
+    }
+
+    // A file whose every record is bad is not empty: its records are what is reported.
+    let bad = write_file(dir.path(), "bad.jsonl", "{oops}\n");
+    assert_contains(
+        &fail_message(&spec_of(&[&bad])),
+        &["line 1: malformed JSON"],
+    );
+}
+
+#[test]
+fn skip_lists_written_before_records_lost_still_read() {
+    let old: Skipped =
+        serde_json::from_str(r#"{"location": "a.jsonl line 2", "reason": "r"}"#).unwrap();
+    assert_eq!(old.records_lost, Some(0));
+    let unknown: Skipped =
+        serde_json::from_str(r#"{"location": "a.parquet", "reason": "r", "records_lost": null}"#)
+            .unwrap();
+    assert_eq!(unknown.records_lost, None);
 }
 
 #[test]
@@ -768,8 +965,17 @@ fn skip_passes_over_unreadable_parquet_shards() {
             .reason
             .contains("field `text`: no such column")
     );
+    // Unreadable footers hide their row counts; a missing column loses every row the footer
+    // counts; a bad cell loses its row.
+    let lost: Vec<Option<u64>> = documents.skipped().iter().map(|s| s.records_lost).collect();
+    assert_eq!(lost, [None, None, Some(5), Some(1)]);
     let summary = documents.summary();
     assert_eq!((summary.n_documents, summary.n_skipped), (7, 4));
+    assert_eq!((summary.n_records_lost, summary.n_unknown_losses), (6, 2));
+    assert_eq!(
+        summary.describe_skipped(),
+        "4 problems, 6 records lost and those of 2 unreadable files (number unknown)"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

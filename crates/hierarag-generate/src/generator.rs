@@ -175,6 +175,15 @@ impl<'a> Generator<'a> {
         }
     }
 
+    /// The refusal (HTTP 401/403/404) that stopped the generator's or the filter's client, if
+    /// one did: no later item can succeed, so a stage stops.
+    pub fn refusal(&self) -> Option<hierarag_llm::LlmError> {
+        self.calls
+            .generator
+            .refusal()
+            .or_else(|| self.calls.filter.as_ref().and_then(ChatClient::refusal))
+    }
+
     /// Generates one item: up to `max_attempts` generation calls, each followed by the
     /// checks and the filter, until a candidate survives. LLM calls that fail for good (after
     /// the client's retries) fail the item at once.

@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use hierarag_corpus::{ChunkParams, CorpusSpec, OnError, Skipped, chunks};
+use hierarag_corpus::{ChunkParams, CorpusSpec, OnError, ReadSummary, Skipped, chunks};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -223,12 +223,8 @@ pub fn build_index(
     }
     progress(&counts);
     doc_table.flush().map_err(io_err(&doc_table_path))?;
-    if counts.documents == 0 {
-        return Err(IndexError::EmptyCorpus);
-    }
-    writer.commit()?;
-    writer.wait_merging_threads()?;
 
+    // Written before the emptiness check, so that an index of nothing still lists why.
     let skipped = documents.skipped().to_vec();
     let skipped_path = out.join(SKIPPED_FILE);
     let mut skipped_file =
@@ -240,14 +236,63 @@ pub fn build_index(
             .map_err(io_err(&skipped_path))?;
     }
     skipped_file.flush().map_err(io_err(&skipped_path))?;
+    let read = documents.summary();
+    if counts.documents == 0 {
+        return Err(empty_corpus(spec, &skipped, &read, &skipped_path));
+    }
+    writer.commit()?;
+    writer.wait_merging_threads()?;
 
     manifest.counts = Counts {
         documents: counts.documents,
         chunks: counts.chunks,
         skipped: skipped.len() as u64,
+        records_lost: read.n_records_lost,
         text_bytes: counts.text_bytes,
     };
     manifest.complete = true;
     manifest.write(out)?;
     Ok(BuildOutcome::Built { manifest, skipped })
+}
+
+/// Says why nothing is left to index. An empty input stops the read under `--on-error fail`
+/// already, naming itself, so what is left is a corpus whose every record was skipped, or no
+/// input at all.
+fn empty_corpus(
+    spec: &CorpusSpec,
+    skipped: &[Skipped],
+    read: &ReadSummary,
+    skipped_path: &Path,
+) -> IndexError {
+    const FIRST: usize = 3;
+    let why = if skipped.is_empty() {
+        if spec.inputs.is_empty() {
+            "no input was given".to_string()
+        } else {
+            "its inputs hold no record".to_string()
+        }
+    } else {
+        let reasons: Vec<&str> = skipped
+            .iter()
+            .take(FIRST)
+            .map(|s| s.reason.as_str())
+            .collect();
+        format!(
+            "--on-error skip passed over everything: {}, listed in {}; {}: {}",
+            read.describe_skipped(),
+            skipped_path.display(),
+            if skipped.len() > FIRST {
+                format!("the first {FIRST}")
+            } else if skipped.len() == 1 {
+                "the problem".to_string()
+            } else {
+                "the problems".to_string()
+            },
+            reasons.join("; ")
+        )
+    };
+    IndexError::EmptyCorpus {
+        inputs: spec.inputs.join(", "),
+        why,
+    }
 }

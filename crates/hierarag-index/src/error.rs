@@ -36,6 +36,8 @@ pub enum IndexError {
     InvalidOptions(String),
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
-    #[error("the corpus has no document to index")]
-    EmptyCorpus,
+    /// Nothing was left to index; `why` names the skipped problems (an empty input under
+    /// `--on-error fail` is a [`hierarag_corpus::CorpusError::EmptyInput`] instead).
+    #[error("the corpus {inputs} has no document to index: {why}")]
+    EmptyCorpus { inputs: String, why: String },
 }

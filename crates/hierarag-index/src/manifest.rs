@@ -79,6 +79,9 @@ pub struct Counts {
     pub documents: u64,
     pub chunks: u64,
     pub skipped: u64,
+    /// Records lost with the skipped problems, where known (see `hierarag_corpus::Skipped`).
+    #[serde(default)]
+    pub records_lost: u64,
     pub text_bytes: u64,
 }
 

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use hierarag_corpus::{ChunkParams, CorpusSpec};
+use hierarag_corpus::{ChunkParams, CorpusSpec, OnError};
 use hierarag_index::{
     Bm25Index, BuildOptions, BuildOutcome, IndexError, Level, build_index, english_analyzer,
 };
@@ -424,6 +424,89 @@ fn chunks_come_in_corpus_order_whatever_the_segment_layout() {
         .unwrap()
         .len();
     assert!(searcher_segments > 1, "the test needs several segments");
+}
+
+/// Regression: an empty input ended in "the corpus has no document to index", naming nothing.
+/// Now it is named under both policies: under fail by the reader's error, under skip by the
+/// index error, which lists what was skipped and where the list is.
+#[test]
+fn empty_corpus_file_or_directory_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty_jsonl = dir.path().join("empty.jsonl");
+    std::fs::write(&empty_jsonl, "\n\n").unwrap();
+    let empty_dir = dir.path().join("notes");
+    std::fs::create_dir(&empty_dir).unwrap();
+    for (input, what) in [
+        (&empty_jsonl, "the file holds no record"),
+        (&empty_dir, "the directory holds no .txt or .md file"),
+    ] {
+        let spec = CorpusSpec::new([input.to_string_lossy().into_owned()]);
+        let named = format!("{}: empty input: {what}", input.display());
+        for on_error in [OnError::Fail, OnError::Skip] {
+            let out = dir.path().join(format!("index-{on_error:?}"));
+            let options = BuildOptions {
+                on_error,
+                overwrite: true,
+                ..small_chunks()
+            };
+            let message = build_index(&spec, &out, &options, &mut |_| {})
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains(&named), "{on_error:?}: {message}");
+            if on_error == OnError::Skip {
+                let listed = format!("listed in {}", out.join("skipped.jsonl").display());
+                assert!(message.contains(&listed), "{message}");
+                assert!(
+                    message.starts_with(&format!(
+                        "the corpus {} has no document to index: ",
+                        input.display()
+                    )),
+                    "{message}"
+                );
+            }
+        }
+    }
+}
+
+/// Regression: a truncated Parquet file given alone under `--on-error skip` ended with "the
+/// corpus has no document to index" and no reason anywhere.
+#[test]
+fn unreadable_parquet_file_alone_under_skip_is_named_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // A Parquet file cut short after its leading magic: no footer.
+    let shard = dir.path().join("000_00000.parquet");
+    std::fs::write(&shard, b"PAR1\x15\x04\x15\x80\x01\x15\x80\x01\x4c\x15\x02").unwrap();
+    let spec = CorpusSpec::new([shard.to_string_lossy().into_owned()]);
+    let out = dir.path().join("index");
+    let options = BuildOptions {
+        on_error: OnError::Skip,
+        ..small_chunks()
+    };
+    let err = build_index(&spec, &out, &options, &mut |_| {}).unwrap_err();
+    assert!(matches!(err, IndexError::EmptyCorpus { .. }), "{err}");
+    let message = err.to_string();
+    for fragment in [
+        format!("{}: unreadable Parquet file: ", shard.display()),
+        "1 problem, the records of 1 unreadable file lost (number unknown)".into(),
+        format!("listed in {}", out.join("skipped.jsonl").display()),
+    ] {
+        assert!(message.contains(&fragment), "{fragment:?} not in {message}");
+    }
+    let listed = std::fs::read_to_string(out.join("skipped.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(listed.trim()).unwrap();
+    assert_eq!(record["records_lost"], serde_json::Value::Null);
+
+    let fail = BuildOptions {
+        overwrite: true,
+        ..small_chunks()
+    };
+    let message = build_index(&spec, &out, &fail, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with(&format!("{}: unreadable Parquet file: ", shard.display())),
+        "{message}"
+    );
 }
 
 proptest! {

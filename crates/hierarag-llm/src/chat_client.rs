@@ -12,7 +12,7 @@ use crate::endpoints::EndpointPool;
 use crate::error::{ConfigError, LlmError};
 use crate::http::http_client;
 use crate::openai::OpenAiChat;
-use crate::types::{ChatBackend, ChatRequest, Completion};
+use crate::types::{ChatBackend, ChatRequest, Completion, Message};
 use crate::usage::UsageSummary;
 
 /// A chat completion and how it was obtained.
@@ -180,6 +180,26 @@ impl ChatClient {
         })
     }
 
+    /// Sends a one-token request to every endpoint, past the cache and with the usual
+    /// retries, so that a wrong key, model or URL is found before a run starts its work; the
+    /// first endpoint that fails, with its reason.
+    pub async fn check_endpoints(&self) -> Result<(), LlmError> {
+        let mut request = ChatRequest::new(vec![Message::user("Reply with the word OK.")]);
+        request.max_tokens = 1;
+        let request = &request;
+        for index in 0..self.inner.dispatcher.pool.backends().len() {
+            self.inner
+                .dispatcher
+                .call_at(
+                    Some(index),
+                    |backend| backend.endpoint().to_string(),
+                    |backend| Box::pin(async move { backend.complete(request).await }),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Waits until every reply this client (or a clone) has returned is committed to the
     /// response cache; the error of a store that failed since the last flush, if any. Without
     /// a cache there is nothing to wait for.
@@ -193,6 +213,12 @@ impl ChatClient {
     /// Totals since the client was built.
     pub fn usage(&self) -> UsageSummary {
         self.inner.dispatcher.usage.snapshot()
+    }
+
+    /// The refusal (HTTP 401, 403 or 404) that stopped this client, if an endpoint sent one:
+    /// after it, every call fails at once without a request, so a stage stops too.
+    pub fn refusal(&self) -> Option<LlmError> {
+        self.inner.dispatcher.refusal()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The attempt loop every client shares: a concurrency limit, the least busy endpoint, a
 //! timeout per attempt, retries with backoff, and usage accounting.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rand::SeedableRng;
@@ -35,6 +35,8 @@ pub(crate) struct Dispatcher<B: ?Sized> {
     pub(crate) usage: UsageRecorder,
     backend: String,
     model: String,
+    /// Set by the first reply that refuses this client (401/403/404): (endpoint, reason).
+    refused: OnceLock<(String, String)>,
 }
 
 impl<B: ?Sized> Dispatcher<B> {
@@ -61,26 +63,64 @@ impl<B: ?Sized> Dispatcher<B> {
             usage: UsageRecorder::new(backend, model),
             backend: backend.to_string(),
             model: model.to_string(),
+            refused: OnceLock::new(),
         }
+    }
+
+    /// The error of the first reply that refused this client, if one did.
+    pub(crate) fn refusal(&self) -> Option<LlmError> {
+        self.refused
+            .get()
+            .map(|(endpoint, reason)| LlmError::Refused {
+                backend: self.backend.clone(),
+                model: self.model.clone(),
+                endpoint: endpoint.clone(),
+                reason: reason.clone(),
+            })
     }
 
     /// Calls `attempt` on the least busy endpoint until it succeeds, fails fatally, or the
     /// attempts run out. The concurrency permit is held during an attempt, not during the
-    /// wait before the next one. Every failure is counted in the usage and returned.
+    /// wait before the next one. Every failure is counted in the usage and returned. Once an
+    /// endpoint has refused the client (401/403/404), no attempt is made: every call fails
+    /// with that refusal at once.
     pub(crate) async fn call<'a, T>(
         &'a self,
         endpoint_of: impl Fn(&B) -> String,
         attempt: impl Fn(Arc<B>) -> BoxFuture<'a, Result<T, CallError>>,
     ) -> Result<(T, CallStats), LlmError> {
+        self.call_at(None, endpoint_of, attempt).await
+    }
+
+    /// [`Dispatcher::call`] on endpoint `only` when given, else on the least busy one.
+    pub(crate) async fn call_at<'a, T>(
+        &'a self,
+        only: Option<usize>,
+        endpoint_of: impl Fn(&B) -> String,
+        attempt: impl Fn(Arc<B>) -> BoxFuture<'a, Result<T, CallError>>,
+    ) -> Result<(T, CallStats), LlmError> {
         let mut attempts = 0;
         loop {
+            if let Some(refusal) = self.refusal() {
+                self.usage.failure(&refusal.to_string());
+                return Err(refusal);
+            }
             attempts += 1;
             let permit = self
                 .permits
                 .acquire()
                 .await
                 .expect("the semaphore is never closed");
-            let lease = self.pool.lease();
+            // A call that waited for its permit while another was refused sends nothing.
+            if let Some(refusal) = self.refusal() {
+                drop(permit);
+                self.usage.failure(&refusal.to_string());
+                return Err(refusal);
+            }
+            let lease = match only {
+                Some(index) => self.pool.lease_at(index),
+                None => self.pool.lease(),
+            };
             let endpoint = endpoint_of(lease.backend());
             let started = Instant::now();
             let outcome = tokio::time::timeout(self.timeout, attempt(Arc::clone(lease.backend())))
@@ -92,6 +132,14 @@ impl<B: ?Sized> Dispatcher<B> {
                     })
                 });
             let elapsed = started.elapsed();
+            // A refusal is known before the permit goes to a waiting call, which then sends
+            // nothing. Only the first is kept; calls already in flight may bring theirs.
+            if let Err(CallError::Refused { reason }) = &outcome {
+                let _ = self.refused.set((endpoint.clone(), reason.clone()));
+                self.usage.attempt(elapsed, attempts > 1);
+                self.usage.failure(reason);
+                return Err(self.refusal().expect("set above"));
+            }
             drop(lease);
             drop(permit);
             // A call waiting for the permit was woken onto this worker thread, behind this
@@ -101,7 +149,9 @@ impl<B: ?Sized> Dispatcher<B> {
             self.usage.attempt(elapsed, attempts > 1);
             let (reason, retry_after, retryable) = match outcome {
                 Ok(value) => return Ok((value, CallStats { attempts, elapsed })),
-                Err(CallError::Fatal { reason }) => (reason, None, false),
+                Err(CallError::Fatal { reason } | CallError::Refused { reason }) => {
+                    (reason, None, false)
+                }
                 Err(CallError::Retryable {
                     reason,
                     retry_after,

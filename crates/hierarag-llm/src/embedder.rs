@@ -110,19 +110,7 @@ impl Embedder {
             usage.cache_hit();
             return Ok(vectors);
         }
-        let (vectors, _) = self
-            .dispatcher
-            .call(
-                |backend| backend.endpoint().to_string(),
-                |backend| {
-                    Box::pin(async move {
-                        let vectors = backend.embed(texts).await?;
-                        check_shape(&vectors, texts.len())?;
-                        Ok(vectors)
-                    })
-                },
-            )
-            .await?;
+        let vectors = self.embed_on(None, texts).await?;
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             cache
                 .put_embeddings(key, self.backend(), self.model(), &vectors)
@@ -134,6 +122,44 @@ impl Embedder {
     /// Totals since the embedder was built; one request per batch.
     pub fn usage(&self) -> UsageSummary {
         self.dispatcher.usage.snapshot()
+    }
+
+    /// Embeds one short text on every endpoint, past the cache and with the usual retries, so
+    /// that a wrong key, model or URL is found before a run starts its work.
+    pub async fn check_endpoints(&self) -> Result<(), LlmError> {
+        let texts = &["ok".to_string()][..];
+        for index in 0..self.dispatcher.pool.backends().len() {
+            self.embed_on(Some(index), texts).await?;
+        }
+        Ok(())
+    }
+
+    /// One request for `texts` (retried as configured) on endpoint `only`, or the least busy.
+    async fn embed_on(
+        &self,
+        only: Option<usize>,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, LlmError> {
+        let (vectors, _) = self
+            .dispatcher
+            .call_at(
+                only,
+                |backend| backend.endpoint().to_string(),
+                |backend| {
+                    Box::pin(async move {
+                        let vectors = backend.embed(texts).await?;
+                        check_shape(&vectors, texts.len())?;
+                        Ok(vectors)
+                    })
+                },
+            )
+            .await?;
+        Ok(vectors)
+    }
+
+    /// The refusal (HTTP 401, 403 or 404) that stopped this embedder, if an endpoint sent one.
+    pub fn refusal(&self) -> Option<LlmError> {
+        self.dispatcher.refusal()
     }
 }
 

@@ -48,6 +48,15 @@ impl<B: ?Sized> EndpointPool<B> {
     }
 }
 
+impl<B: ?Sized> EndpointPool<B> {
+    /// Takes endpoint `index` whatever its load (to check one endpoint).
+    pub(crate) fn lease_at(&self, index: usize) -> Lease<'_, B> {
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        in_flight[index] += 1;
+        Lease { pool: self, index }
+    }
+}
+
 impl<B: ?Sized> Lease<'_, B> {
     pub(crate) fn backend(&self) -> &Arc<B> {
         &self.pool.backends[self.index]

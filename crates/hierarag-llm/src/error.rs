@@ -23,6 +23,20 @@ pub enum LlmError {
         /// The last attempt's reason, with the server's message when it sent one.
         reason: String,
     },
+    /// The endpoint refused this client (HTTP 401, 403 or 404): a wrong or missing key, no
+    /// permission, no such model or path. The client sends no further request after the
+    /// first such reply; every later call fails with this error at once.
+    #[error(
+        "{backend} model {model} at {endpoint} refused the request: {reason} (check the API \
+key, the model name and the base URL)"
+    )]
+    Refused {
+        backend: String,
+        model: String,
+        endpoint: String,
+        /// The status and the server's message.
+        reason: String,
+    },
     /// The response cache could not be opened, read or written.
     #[error("response cache {}: {message}", path.display())]
     Cache { path: PathBuf, message: String },

@@ -59,8 +59,9 @@ impl std::fmt::Display for PostUrl {
 }
 
 /// POSTs `body` as JSON and parses a JSON reply. 408, 429, 5xx, connection errors, a body
-/// cut short and a body that is not the JSON expected are [`CallError::Retryable`]; any other
-/// non-2xx status is [`CallError::Fatal`] with the server's message.
+/// cut short and a body that is not the JSON expected are [`CallError::Retryable`]; 401, 403
+/// and 404 are [`CallError::Refused`] (the endpoint refuses this client, whatever the
+/// request); any other non-2xx status is [`CallError::Fatal`]; each with the server's message.
 pub(crate) async fn post_json<T: DeserializeOwned>(
     client: &reqwest::Client,
     url: &PostUrl,
@@ -96,6 +97,8 @@ pub(crate) async fn post_json<T: DeserializeOwned>(
                 reason,
                 retry_after,
             }
+        } else if refuses_the_client(status) {
+            CallError::Refused { reason }
         } else {
             CallError::Fatal { reason }
         });
@@ -120,6 +123,15 @@ fn is_retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS
         || status == StatusCode::REQUEST_TIMEOUT
         || status.is_server_error()
+}
+
+/// Authentication, permission, and a model or path the server does not have: no request of
+/// this client can succeed.
+fn refuses_the_client(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
+    )
 }
 
 /// The message in an error body: `error.message` (OpenAI, Anthropic, llama.cpp), `error` or

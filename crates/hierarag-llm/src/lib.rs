@@ -16,6 +16,9 @@
 //!   [`ChatClient::flush`] waits until those returned so far are in the file;
 //! - usage accounting ([`UsageSummary`]) for the run manifest and a stage's last line.
 //!
+//! [`delimit`] keeps text from a corpus or a user's system inside the data blocks of a prompt
+//! (no `</document>` in a document can close its block).
+//!
 //! A request that fails for good is an [`LlmError::Call`] naming the backend, model, endpoint,
 //! attempts and last reason; it is also counted in the usage. API keys come from environment
 //! variables named in the config ([`LlmConfig`], [`EmbeddingsConfig`]), never from the config.
@@ -51,6 +54,7 @@ mod anthropic;
 mod cache;
 mod chat_client;
 mod config;
+pub mod delimit;
 mod dispatch;
 mod embedder;
 mod endpoints;

@@ -128,14 +128,18 @@ pub enum CallError {
     },
     /// Any other 4xx (with the server's message), a bad configuration, a broken local model.
     Fatal { reason: String },
+    /// 401, 403 or 404: the endpoint refuses this client (a wrong or missing key, no
+    /// permission, no such model or path), so every other call would fail alike; the client
+    /// sends no further request.
+    Refused { reason: String },
 }
 
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallError::Retryable { reason, .. } | CallError::Fatal { reason } => {
-                f.write_str(reason)
-            }
+            CallError::Retryable { reason, .. }
+            | CallError::Fatal { reason }
+            | CallError::Refused { reason } => f.write_str(reason),
         }
     }
 }

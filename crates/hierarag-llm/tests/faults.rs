@@ -536,9 +536,55 @@ async fn anthropic_errors_surface_the_servers_message() {
     let backend = AnthropicChat::new(http_client().unwrap(), &server.root, "c", None);
     let client =
         ChatClient::new(vec![Arc::new(backend) as Arc<dyn ChatBackend>], &settings()).unwrap();
-    let (attempts, _, reason, _) = call_error(client.complete(&hello()).await.unwrap_err());
-    assert_eq!(attempts, 1);
-    assert_eq!(reason, "HTTP 401 Unauthorized: invalid x-api-key");
+    match client.complete(&hello()).await.unwrap_err() {
+        LlmError::Refused { reason, .. } => {
+            assert_eq!(reason, "HTTP 401 Unauthorized: invalid x-api-key")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(server.count(), 1);
+}
+
+#[tokio::test]
+async fn a_refusing_endpoint_stops_the_client_at_the_first_reply() {
+    for (status, message) in [
+        (401, "Incorrect API key provided"),
+        (403, "You do not have access to this model"),
+        (404, "The model `gpt-9` does not exist"),
+    ] {
+        let server = MockServer::start(vec![Reply::json(
+            status,
+            json!({"error": {"message": message}}),
+        )])
+        .await;
+        let client = client(&server, &settings());
+        assert!(client.refusal().is_none());
+        let first = client.complete(&hello()).await.unwrap_err();
+        let shown = first.to_string();
+        match &first {
+            LlmError::Refused {
+                endpoint, reason, ..
+            } => {
+                assert_eq!(endpoint, &server.v1());
+                assert!(reason.starts_with(&format!("HTTP {status} ")), "{reason}");
+                assert!(reason.ends_with(message), "{reason}");
+            }
+            other => panic!("{status}: expected a refusal, got {other:?}"),
+        }
+        assert!(
+            shown.contains("refused the request") && shown.contains(message),
+            "{shown}"
+        );
+        // Never retried, and no later call reaches the server: they fail with the same error.
+        for _ in 0..3 {
+            let later = client.complete(&hello()).await.unwrap_err();
+            assert_eq!(later.to_string(), shown);
+        }
+        assert_eq!(server.count(), 1, "{status}");
+        assert_eq!(client.refusal().map(|e| e.to_string()), Some(shown));
+        let usage = client.usage();
+        assert_eq!((usage.requests, usage.calls, usage.failures), (4, 1, 4));
+    }
 }
 
 #[tokio::test]
@@ -610,4 +656,32 @@ fn the_embedded_backend_is_not_built_from_config() {
     let config = LlmConfig::new(ChatBackendKind::Embedded, "");
     let error = ChatClient::from_config(&config, Path::new(".")).unwrap_err();
     assert!(error.to_string().contains("ChatClient::new"), "{error}");
+}
+
+#[tokio::test]
+async fn checking_endpoints_sends_one_request_to_each_and_names_the_one_that_refuses() {
+    let good = MockServer::start(Vec::new()).await;
+    let bad = MockServer::start(vec![Reply::json(
+        401,
+        json!({"error": {"message": "Incorrect API key provided"}}),
+    )])
+    .await;
+    let client =
+        ChatClient::new(openai(&[good.v1(), bad.v1()], "test-model"), &settings()).unwrap();
+    let error = client.check_endpoints().await.unwrap_err();
+    match &error {
+        LlmError::Refused { endpoint, .. } => assert_eq!(endpoint, &bad.v1()),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(
+        error.to_string().contains("Incorrect API key provided"),
+        "{error}"
+    );
+    assert_eq!((good.count(), bad.count()), (1, 1));
+    // The check asks for one token.
+    assert_eq!(good.requests()[0].body["max_tokens"], 1);
+
+    let fine = ChatClient::new(openai(&[good.v1()], "test-model"), &settings()).unwrap();
+    fine.check_endpoints().await.unwrap();
+    assert_eq!(good.count(), 2);
 }

@@ -51,6 +51,9 @@ pub struct StageRecord {
     /// The failed items with their reasons (also in `<stage>.failures.jsonl`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<Failure>,
+    /// Why the pass stopped early (an endpoint refused the client), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// One entry per LLM or embedding client the stage used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub usage: Vec<StageUsage>,

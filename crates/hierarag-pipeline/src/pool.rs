@@ -145,6 +145,12 @@ where
         }
     }
 
+    /// Takes no further input: the items in progress finish and are returned as usual, then
+    /// the pool is done.
+    pub(crate) fn stop_taking_inputs(&mut self) {
+        self.inputs_left = false;
+    }
+
     /// Items being prepared or running (an outcome waiting to be taken holds no slot).
     fn in_progress(&self) -> usize {
         self.preparing.len() + self.running.len()
@@ -200,6 +206,32 @@ mod tests {
         assert_eq!(done, expected);
         let max = gauge.max.load(Ordering::SeqCst);
         assert!((2..=7).contains(&max), "{max} at once");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn after_stop_taking_inputs_the_items_in_progress_finish_and_no_other_starts() {
+        let started = Arc::new(AtomicUsize::new(0));
+        let mut pool = Pool::new(0..100u32, 100, 4, |n| {
+            let started = Arc::clone(&started);
+            std::future::ready(Ok(Box::pin(async move {
+                started.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                n
+            }) as Owned<u32>))
+        });
+        let first = pool
+            .next_batch_after(tokio::time::Instant::now())
+            .await
+            .expect("items");
+        pool.stop_taking_inputs();
+        let mut done = first.len();
+        while let Some(batch) = pool.next_batch_after(tokio::time::Instant::now()).await {
+            done += batch.len();
+        }
+        // Every item that was taken finished; at most one round more than the first batch.
+        let started = started.load(Ordering::SeqCst);
+        assert_eq!(done, started);
+        assert!(started <= first.len() + 4, "{started} started");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -58,11 +58,23 @@ pub struct StageOutcome {
     /// Lost in this pass, with reasons (rerunning the stage tries them again).
     pub failures: Vec<Failure>,
     pub seconds: f64,
+    /// Why the pass stopped before every item was tried: an endpoint refused the client
+    /// (HTTP 401, 403 or 404), so no later item could succeed. What finished is kept, and the
+    /// items not done are neither tried nor listed as failures; rerunning goes on from there.
+    pub stopped: Option<String>,
 }
 
 impl StageOutcome {
     pub fn ok(&self) -> bool {
-        self.failures.is_empty()
+        self.failures.is_empty() && self.stopped.is_none()
+    }
+}
+
+/// The failures of a pass that stopped on `refusal`: those the refusal caused are dropped
+/// (their items were not really tried), the others kept.
+fn without_refused(failures: &mut Vec<Failure>, refusal: &Option<String>) {
+    if let Some(refusal) = refusal {
+        failures.retain(|f| !f.reason.contains(refusal.as_str()));
     }
 }
 
@@ -168,6 +180,7 @@ impl GenerateStage<'_> {
         progress.start(self.plan.len() as u64, resumed as u64);
         let mut failures = Vec::new();
         let mut written = 0;
+        let mut stopped = None;
         let n_todo = todo.len();
         let mut pool = Pool::new(todo.into_iter(), n_todo, self.concurrency, |item| {
             std::future::ready(match self.documents_of(item) {
@@ -215,10 +228,19 @@ impl GenerateStage<'_> {
                     });
                 }
             }
+            if stopped.is_none()
+                && let Some(refusal) = self.generator.refusal()
+            {
+                // No item starts after a refusal; those in progress finish (their next call
+                // fails at once) and what they completed is kept.
+                stopped = Some(refusal.to_string());
+                pool.stop_taking_inputs();
+            }
         }
         drop(pool);
         benchmark.finish(&order)?;
         rejects.finish(&order)?;
+        without_refused(&mut failures, &stopped);
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
         write_failures(self.out_dir, "generate", &failures)?;
         Ok(StageOutcome {
@@ -227,6 +249,7 @@ impl GenerateStage<'_> {
             written,
             failures,
             seconds: started.elapsed().as_secs_f64(),
+            stopped,
         })
     }
 
@@ -280,6 +303,7 @@ impl AnswerStage<'_> {
         progress.start(self.benchmark.len() as u64, resumed as u64);
         let mut failures = Vec::new();
         let mut written = 0;
+        let mut stopped = None;
         let n_todo = todo.len();
         let mut pool = Pool::new(
             todo.into_iter(),
@@ -333,9 +357,17 @@ impl AnswerStage<'_> {
                 });
             }
             answers.resolve(failures[failed_from..].iter().map(|f| f.item_id.as_str()));
+            if stopped.is_none()
+                && let Some(refusal) = self.answerer.refusal()
+            {
+                // No question starts after a refusal; those in progress finish.
+                stopped = Some(refusal.to_string());
+                pool.stop_taking_inputs();
+            }
         }
         drop(pool);
         answers.finish(&order)?;
+        without_refused(&mut failures, &stopped);
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
         write_failures(self.out_dir, "answer", &failures)?;
         Ok(StageOutcome {
@@ -344,6 +376,7 @@ impl AnswerStage<'_> {
             written,
             failures,
             seconds: started.elapsed().as_secs_f64(),
+            stopped,
         })
     }
 }
@@ -411,6 +444,7 @@ impl EvaluateStage<'_> {
         progress.start(answered.len() as u64, resumed as u64);
         let mut failures = Vec::new();
         let mut written = 0;
+        let mut stopped = None;
         for batch in todo.chunks(self.batch.max(1)) {
             let mut texts = Vec::with_capacity(batch.len() * 2);
             for answer in batch {
@@ -420,6 +454,10 @@ impl EvaluateStage<'_> {
             let vectors = match self.embedder.embed(&texts).await {
                 Ok(vectors) => vectors,
                 Err(error) => {
+                    if let Some(refusal) = self.embedder.refusal() {
+                        stopped = Some(refusal.to_string());
+                        break;
+                    }
                     failures.extend(batch.iter().map(|a| Failure {
                         stage: "evaluate".into(),
                         item_id: a.id.clone(),
@@ -445,6 +483,7 @@ impl EvaluateStage<'_> {
             written,
             failures,
             seconds: started.elapsed().as_secs_f64(),
+            stopped,
         })
     }
 }

@@ -37,6 +37,10 @@ pub struct DesignConfig {
     /// custom: the cells.
     #[serde(default, rename = "cell")]
     pub cells: Vec<CellConfig>,
+    /// The 1-based line of each key of the table in its file (filled by
+    /// [`DesignConfig::from_toml_str`]), for errors found against the taxonomy.
+    #[serde(skip)]
+    pub key_lines: std::collections::BTreeMap<String, usize>,
 }
 
 /// rq2 sizes in a config: one number or one per level.
@@ -82,6 +86,10 @@ pub struct CellConfig {
     pub persona: Option<String>,
     /// Items to generate for this cell.
     pub count: usize,
+    /// The 1-based line where the cell starts in its file (filled by
+    /// [`DesignConfig::from_toml_str`]).
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -96,7 +104,31 @@ impl DesignConfig {
             source_name: source_name.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        Ok(file.design)
+        let Some(mut design) = file.design else {
+            return Ok(None);
+        };
+        // The same text parsed again with places, for the lines of keys and cells.
+        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+        if let Ok(root) = toml::de::DeTable::parse(text)
+            && let Some(table) = root
+                .get_ref()
+                .get("design")
+                .and_then(|d| d.get_ref().as_table())
+        {
+            for (key, value) in table {
+                design
+                    .key_lines
+                    .insert(key.get_ref().to_string(), line_of(key.span().start));
+                if key.get_ref() == "cell"
+                    && let Some(cells) = value.get_ref().as_array()
+                {
+                    for (cell, spanned) in design.cells.iter_mut().zip(cells.iter()) {
+                        cell.line = Some(line_of(spanned.span().start));
+                    }
+                }
+            }
+        }
+        Ok(Some(design))
     }
 }
 
@@ -117,7 +149,11 @@ impl Design {
         }
         let mut resolved: Vec<Cell> = Vec::with_capacity(cells.len());
         for (index, config) in cells.iter().enumerate() {
-            let context = format!("{source_name}: [[design.cell]] #{}: ", index + 1);
+            let line = config
+                .line
+                .map(|line| format!(" (line {line})"))
+                .unwrap_or_default();
+            let context = format!("{source_name}: [[design.cell]] #{}{line}: ", index + 1);
             let cell = resolve_cell(taxonomy, config, &context)?;
             if let Some(same) = resolved.iter().position(|c| *c == cell) {
                 return Err(PlanError::Config {

@@ -575,7 +575,7 @@ fn unknown_category_lists_the_valid_ones_by_level() {
     let message = custom_error("[[design.cell]]\ncategories = { qc = \"simpel\" }\ncount = 1\n");
     assert_eq!(
         message,
-        "run.toml: [[design.cell]] #1: dimension `qc` has no category `simpel`; valid: coarse: `simple`, `complex`; \
+        "run.toml: [[design.cell]] #1 (line 3): dimension `qc` has no category `simpel`; valid: coarse: `simple`, `complex`; \
 medium: `single_fact`, `multi_fact`, `cross_section`, `comparative`; fine: `extractive_span`, `entity_extraction`, \
 `fact_aggregation`, `single_hop_inference`, `multi_hop_reasoning`, `causal_reasoning`, \
 `comparative_synthesis_entities`, `comparative_synthesis_concepts`"
@@ -589,13 +589,13 @@ fn unknown_dimension_persona_and_bad_cells_are_rejected() {
         custom_error(&format!(
             "{cell2}categories = {{ xx = \"simple\" }}\ncount = 1\n"
         )),
-        "run.toml: [[design.cell]] #2: no dimension `xx`; the taxonomy has: `qc`, `at`, `lv`, `ph`"
+        "run.toml: [[design.cell]] #2 (line 6): no dimension `xx`; the taxonomy has: `qc`, `at`, `lv`, `ph`"
     );
     assert_eq!(
         custom_error(&format!(
             "{cell2}categories = {{ qc = \"complex\" }}\npersona = \"guru\"\ncount = 1\n"
         )),
-        "run.toml: [[design.cell]] #2: no persona `guru`; the taxonomy has: `novice`, `expert`"
+        "run.toml: [[design.cell]] #2 (line 6): no persona `guru`; the taxonomy has: `novice`, `expert`"
     );
     assert_eq!(
         custom_error(&format!(
@@ -605,11 +605,11 @@ fn unknown_dimension_persona_and_bad_cells_are_rejected() {
     );
     assert_eq!(
         custom_error(&format!("{cell2}categories = {{}}\ncount = 4\n")),
-        "run.toml: [[design.cell]] #2: `categories` is empty; give at least one, e.g. { qc = \"simple\" }"
+        "run.toml: [[design.cell]] #2 (line 6): `categories` is empty; give at least one, e.g. { qc = \"simple\" }"
     );
     assert_eq!(
         custom_error(&format!("{cell2}categories = {{ qc = 3 }}\ncount = 4\n")),
-        "run.toml: [[design.cell]] #2: categories.qc must be a category name in quotes, found 3"
+        "run.toml: [[design.cell]] #2 (line 6): categories.qc must be a category name in quotes, found 3"
     );
     assert_eq!(
         custom_error(""),

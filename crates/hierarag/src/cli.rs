@@ -285,8 +285,9 @@ pub struct CorpusArgs {
     /// JSON field or Parquet column holding the document text.
     #[arg(long, default_value = "text")]
     pub text_field: String,
-    /// What to do with a bad record or unreadable file: stop with an error naming file,
-    /// line/row and field, or skip it, record it in skipped.jsonl and report the count.
+    /// What to do with a bad record, a damaged Parquet row group, an unreadable or empty file:
+    /// stop with an error naming file, line/row (or row group) and field, or skip it, record it
+    /// in skipped.jsonl with the records lost and report the counts.
     #[arg(long, value_enum, default_value_t = OnErrorArg::Fail)]
     pub on_error: OnErrorArg,
 }

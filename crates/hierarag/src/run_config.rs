@@ -12,7 +12,9 @@ use anyhow::{Context, bail};
 use hierarag_generate::GenerateSettings;
 use hierarag_llm::{ChatBackendKind, EmbedBackendKind, EmbeddingsConfig, LlmConfig};
 use hierarag_rag::{AnswerSettings, RetrieverKind};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use toml::de::{DeTable, DeValue};
 
 /// A run config with every default filled in.
 #[derive(Debug, Clone, Serialize)]
@@ -128,58 +130,167 @@ impl Default for EvaluateSection {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawConfig {
-    #[serde(default)]
-    run: RunSection,
-    corpus: Option<CorpusSection>,
-    #[serde(default)]
-    index: IndexSection,
-    taxonomy: Option<TaxonomySection>,
-    /// Read by `hierarag_plan::DesignConfig`.
-    design: Option<toml::Table>,
-    #[serde(default)]
-    plan: PlanSection,
-    generate: Option<toml::Table>,
-    filter: Option<toml::Table>,
-    answer: Option<toml::Table>,
-    #[serde(default)]
-    evaluate: EvaluateSection,
-    analysis: Option<toml::Table>,
-    /// Read by `hierarag_llm`.
-    llm: Option<toml::Table>,
-    embeddings: Option<toml::Table>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct TaxonomySection {
     path: PathBuf,
 }
 
-/// Takes `key` out of a table.
-fn take<T: serde::de::DeserializeOwned>(
-    table: &mut toml::Table,
-    key: &str,
-    source: &str,
-    context: &str,
-) -> anyhow::Result<Option<T>> {
-    match table.remove(key) {
-        None => Ok(None),
-        Some(value) => Ok(Some(value.try_into().map_err(|e: toml::de::Error| {
-            anyhow::anyhow!("{source}: [{context}] {key}: {}", e.message())
-        })?)),
+/// The tables a run config may have.
+const TABLES: &[&str] = &[
+    "run",
+    "corpus",
+    "index",
+    "taxonomy",
+    "design",
+    "plan",
+    "generate",
+    "filter",
+    "answer",
+    "evaluate",
+    "analysis",
+    "llm",
+    "embeddings",
+];
+
+/// A run config's TOML with every value's place in the file, so that each error names the
+/// line and column it is about, however deep in a table the value is read.
+struct Document<'t> {
+    text: &'t str,
+    source: String,
+    root: DeTable<'t>,
+}
+
+impl<'t> Document<'t> {
+    fn parse(text: &'t str, source: &str) -> anyhow::Result<Document<'t>> {
+        let root = DeTable::parse(text).map_err(|e| {
+            anyhow::anyhow!(
+                "{source}{}: {}",
+                place(text, e.span()),
+                e.message().trim_end()
+            )
+        })?;
+        Ok(Document {
+            text,
+            source: source.to_string(),
+            root: root.into_inner(),
+        })
+    }
+
+    /// Takes top-level table `table` out of the document.
+    fn table(&mut self, table: &str) -> anyhow::Result<Option<Section<'t>>> {
+        let Some(value) = self.root.remove(table) else {
+            return Ok(None);
+        };
+        let span = value.span();
+        match value.into_inner() {
+            DeValue::Table(entries) => Ok(Some(Section {
+                name: table.to_string(),
+                span,
+                entries,
+            })),
+            other => bail!(
+                "{}{}: `{table}` must be a table ([{table}]), not a {}",
+                self.source,
+                place(self.text, Some(span)),
+                other.type_str()
+            ),
+        }
+    }
+
+    /// Deserializes top-level table `table`, when present.
+    fn typed<T: DeserializeOwned>(&mut self, table: &str) -> anyhow::Result<Option<T>> {
+        match self.table(table)? {
+            None => Ok(None),
+            Some(section) => section.into_typed(self).map(Some),
+        }
+    }
+
+    /// The error of a value read from this document, at its line and column.
+    fn error(&self, table: &str, error: &toml::de::Error) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{}: [{table}]{}: {}",
+            self.source,
+            place(self.text, error.span()),
+            error.message().trim_end()
+        )
+    }
+
+    /// An error about the value at `span` of table `table`.
+    fn error_at(
+        &self,
+        table: &str,
+        span: std::ops::Range<usize>,
+        message: impl std::fmt::Display,
+    ) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{}: [{table}]{}: {message}",
+            self.source,
+            place(self.text, Some(span))
+        )
+    }
+
+    /// Fails on a table left over after every known one was taken: a typo.
+    fn finish(self) -> anyhow::Result<()> {
+        if let Some((key, _)) = self.root.iter().next() {
+            bail!(
+                "{}{}: unknown table `{}`, expected one of {}",
+                self.source,
+                place(self.text, Some(key.span())),
+                key.get_ref(),
+                TABLES.join(", ")
+            );
+        }
+        Ok(())
     }
 }
 
-fn llm_of(
-    table: &mut toml::Table,
-    source: &str,
-    context: &str,
-) -> anyhow::Result<Option<LlmConfig>> {
-    let Some(config) = take::<LlmConfig>(table, "llm", source, context)? else {
+/// A table of the document, its entries still carrying their places.
+struct Section<'t> {
+    name: String,
+    span: std::ops::Range<usize>,
+    entries: DeTable<'t>,
+}
+
+impl<'t> Section<'t> {
+    /// Takes `key` out of the table.
+    fn take<T: DeserializeOwned>(
+        &mut self,
+        key: &str,
+        document: &Document<'_>,
+    ) -> anyhow::Result<Option<(T, std::ops::Range<usize>)>> {
+        let Some(value) = self.entries.remove(key) else {
+            return Ok(None);
+        };
+        let span = value.span();
+        let typed = T::deserialize(toml::de::ValueDeserializer::from(value))
+            .map_err(|e| document.error(&format!("{}.{key}", self.name), &e))?;
+        Ok(Some((typed, span)))
+    }
+
+    /// The rest of the table as `T`.
+    fn into_typed<T: DeserializeOwned>(self, document: &Document<'_>) -> anyhow::Result<T> {
+        let value = toml::Spanned::new(self.span, DeValue::Table(self.entries));
+        T::deserialize(toml::de::ValueDeserializer::from(value))
+            .map_err(|e| document.error(&self.name, &e))
+    }
+}
+
+/// ` (line L, column C)` of a byte span's start in `text`; empty without a span.
+fn place(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    span.map(|span| {
+        let before = &text[..span.start.min(text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!(" (line {line}, column {column})")
+    })
+    .unwrap_or_default()
+}
+
+/// An `[llm]` table found in `section` under `llm`, validated.
+fn llm_of(section: &mut Section<'_>, document: &Document<'_>) -> anyhow::Result<Option<LlmConfig>> {
+    let Some((config, _)) = section.take::<LlmConfig>("llm", document)? else {
         return Ok(None);
     };
-    config.validate(source)?;
+    config.validate(&document.source)?;
     Ok(Some(config))
 }
 
@@ -197,113 +308,156 @@ impl RunConfig {
 
     fn parse_inner(text: &str, path: &Path, require_corpus: bool) -> anyhow::Result<RunConfig> {
         let source = path.display().to_string();
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let place = e.span().map(|span| {
-                let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                format!(" (line {line})")
-            });
-            anyhow::anyhow!(
-                "{source}{}: {}",
-                place.unwrap_or_default(),
-                e.message().trim_end()
-            )
-        })?;
-        if require_corpus && raw.corpus.is_none() {
+        let mut document = Document::parse(text, &source)?;
+        let run: RunSection = document.typed("run")?.unwrap_or_default();
+        let corpus_section = document.table("corpus")?;
+        let corpus_span = corpus_section.as_ref().map(|c| c.span.clone());
+        let corpus: Option<CorpusSection> = corpus_section
+            .map(|section| section.into_typed(&document))
+            .transpose()?;
+        let index: IndexSection = document.typed("index")?.unwrap_or_default();
+        let taxonomy: Option<TaxonomySection> = document.typed("taxonomy")?;
+        // Checked now so that a typo fails before any work; `hierarag plan` reads it again.
+        let _design: Option<hierarag_plan::DesignConfig> = document.typed("design")?;
+        let plan_section = document.table("plan")?;
+        let plan_span = plan_section.as_ref().map(|p| p.span.clone());
+        let plan: PlanSection = plan_section
+            .map(|section| section.into_typed(&document))
+            .transpose()?
+            .unwrap_or_default();
+        if let (Some(min), Some(max), Some(span)) = (plan.min_words, plan.max_words, plan_span)
+            && min > max
+        {
+            return Err(document.error_at(
+                "plan",
+                span,
+                format!("min_words {min} is more than max_words {max}"),
+            ));
+        }
+        let evaluate: EvaluateSection = document.typed("evaluate")?.unwrap_or_default();
+
+        if require_corpus && corpus.is_none() {
             bail!("{source}: no [corpus] table; add one, e.g. [corpus] inputs = [\"wiki-sample\"]");
         }
-        if let Some(corpus) = &raw.corpus {
+        if let (Some(corpus), Some(span)) = (&corpus, corpus_span) {
             if corpus.inputs.is_empty() {
-                bail!("{source}: [corpus] inputs is empty");
+                return Err(document.error_at("corpus", span, "inputs is empty"));
             }
             if !matches!(corpus.on_error.as_str(), "fail" | "skip") {
-                bail!(
-                    "{source}: [corpus] on_error must be \"fail\" or \"skip\", not {:?}",
-                    corpus.on_error
-                );
+                return Err(document.error_at(
+                    "corpus",
+                    span,
+                    format!(
+                        "on_error must be \"fail\" or \"skip\", not {:?}",
+                        corpus.on_error
+                    ),
+                ));
             }
             if let Some(format) = &corpus.format
                 && !matches!(format.as_str(), "jsonl" | "parquet" | "textdir")
             {
-                bail!(
-                    "{source}: [corpus] format must be \"jsonl\", \"parquet\" or \"textdir\", not {format:?}"
-                );
+                return Err(document.error_at(
+                    "corpus",
+                    span,
+                    format!("format must be \"jsonl\", \"parquet\" or \"textdir\", not {format:?}"),
+                ));
             }
         }
-        if let Some(design) = &raw.design {
-            // Checked now so that a typo fails before any work.
-            let text = toml::to_string(&toml::Table::from_iter([(
-                "design".to_string(),
-                toml::Value::Table(design.clone()),
-            )]))?;
-            hierarag_plan::DesignConfig::from_toml_str(&text, &source)?;
-        }
 
-        let llm = match &raw.llm {
-            Some(_) => LlmConfig::from_toml_str(text, &source)?.expect("an [llm] table"),
+        let llm = match document.typed::<LlmConfig>("llm")? {
+            Some(config) => {
+                config.validate(&source)?;
+                config
+            }
             None => LlmConfig::new(ChatBackendKind::Embedded, ""),
         };
-        let embeddings = match &raw.embeddings {
-            Some(_) => {
-                EmbeddingsConfig::from_toml_str(text, &source)?.expect("an [embeddings] table")
+        let embeddings = match document.typed::<EmbeddingsConfig>("embeddings")? {
+            Some(config) => {
+                config.validate(&source)?;
+                config
             }
             None => EmbeddingsConfig::new(EmbedBackendKind::Embedded, ""),
         };
 
-        let mut generate_table = raw.generate.unwrap_or_default();
-        let generate_llm = llm_of(&mut generate_table, &source, "generate")?;
-        let generate_concurrency =
-            take::<usize>(&mut generate_table, "concurrency", &source, "generate")?;
-        let generate: GenerateSettings =
-            toml::Value::Table(generate_table)
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    anyhow::anyhow!("{source}: [generate]: {}", e.message())
-                })?;
-        if generate.candidates == 0 || generate.max_attempts == 0 {
-            bail!("{source}: [generate] candidates and max_attempts must be at least 1");
-        }
+        let (generate, generate_llm, generate_concurrency) = match document.table("generate")? {
+            None => (GenerateSettings::default(), None, None),
+            Some(mut section) => {
+                let llm = llm_of(&mut section, &document)?;
+                let concurrency = section.take::<usize>("concurrency", &document)?;
+                let span = section.span.clone();
+                let settings: GenerateSettings = section.into_typed(&document)?;
+                if settings.candidates == 0 || settings.max_attempts == 0 {
+                    return Err(document.error_at(
+                        "generate",
+                        span,
+                        "candidates and max_attempts must be at least 1",
+                    ));
+                }
+                (settings, llm, concurrency.map(|(n, _)| n))
+            }
+        };
 
-        let mut filter_table = raw.filter.unwrap_or_default();
-        let filter_llm = llm_of(&mut filter_table, &source, "filter")?;
-        if let Some(key) = filter_table.keys().next() {
-            bail!(
-                "{source}: [filter] takes only an llm table, not {key:?} (the filter is switched by [generate] filter)"
-            );
-        }
+        let filter_llm = match document.table("filter")? {
+            None => None,
+            Some(mut section) => {
+                let llm = llm_of(&mut section, &document)?;
+                if let Some((key, _)) = section.entries.iter().next() {
+                    return Err(document.error_at(
+                        "filter",
+                        key.span(),
+                        format!(
+                            "takes only an llm table, not {:?} (the filter is switched by [generate] filter)",
+                            key.get_ref()
+                        ),
+                    ));
+                }
+                llm
+            }
+        };
 
-        let mut answer_table = raw.answer.unwrap_or_default();
-        let answer_llm = llm_of(&mut answer_table, &source, "answer")?;
-        let answer_concurrency =
-            take::<usize>(&mut answer_table, "concurrency", &source, "answer")?;
-        let retriever = take::<RetrieverKind>(&mut answer_table, "retriever", &source, "answer")?
-            .unwrap_or_default();
-        let answer: AnswerSettings = toml::Value::Table(answer_table)
-            .try_into()
-            .map_err(|e: toml::de::Error| anyhow::anyhow!("{source}: [answer]: {}", e.message()))?;
-        if answer.top_k == 0 {
-            bail!("{source}: [answer] top_k must be at least 1");
-        }
+        let (answer, retriever, answer_llm, answer_concurrency) = match document.table("answer")? {
+            None => (
+                AnswerSettings::default(),
+                RetrieverKind::default(),
+                None,
+                None,
+            ),
+            Some(mut section) => {
+                let llm = llm_of(&mut section, &document)?;
+                let concurrency = section.take::<usize>("concurrency", &document)?;
+                let retriever = section.take::<RetrieverKind>("retriever", &document)?;
+                let span = section.span.clone();
+                let settings: AnswerSettings = section.into_typed(&document)?;
+                if settings.top_k == 0 {
+                    return Err(document.error_at("answer", span, "top_k must be at least 1"));
+                }
+                (
+                    settings,
+                    retriever.map(|(r, _)| r).unwrap_or_default(),
+                    llm,
+                    concurrency.map(|(n, _)| n),
+                )
+            }
+        };
 
-        let analysis = match raw.analysis {
+        let analysis = match document.table("analysis")? {
             None => hierarag_analysis::Settings {
-                seed: raw.run.seed,
+                seed: run.seed,
                 ..hierarag_analysis::Settings::default()
             },
-            Some(table) => {
-                let has_seed = table.contains_key("seed");
-                let mut settings: hierarag_analysis::Settings = toml::Value::Table(table)
-                    .try_into()
-                    .map_err(|e: toml::de::Error| {
-                        anyhow::anyhow!("{source}: [analysis]: {}", e.message())
-                    })?;
+            Some(section) => {
+                let has_seed = section.entries.get("seed").is_some();
+                let span = section.span.clone();
+                let mut settings: hierarag_analysis::Settings = section.into_typed(&document)?;
                 if !has_seed {
-                    settings.seed = raw.run.seed;
+                    settings.seed = run.seed;
                 }
                 crate::commands::analyze::check(&settings)
-                    .with_context(|| format!("{source}: [analysis]"))?;
+                    .map_err(|e| document.error_at("analysis", span, format!("{e:#}")))?;
                 settings
             }
         };
+        document.finish()?;
 
         let role_concurrency = |role: &Option<LlmConfig>| role.as_ref().unwrap_or(&llm).concurrency;
         Ok(RunConfig {
@@ -312,15 +466,15 @@ impl RunConfig {
                 .unwrap_or_else(|| 2 * role_concurrency(&generate_llm)),
             answer_concurrency: answer_concurrency
                 .unwrap_or_else(|| 2 * role_concurrency(&answer_llm)),
-            run: raw.run,
-            corpus: raw.corpus,
-            index: raw.index,
-            taxonomy: raw.taxonomy.map(|t| t.path),
-            plan: raw.plan,
+            run,
+            corpus,
+            index,
+            taxonomy: taxonomy.map(|t| t.path),
+            plan,
             generate,
             answer,
             retriever,
-            evaluate: raw.evaluate,
+            evaluate,
             analysis,
             llm,
             generate_llm,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use assert_cmd::cargo::CommandCargoExt;
-use hierarag_annotate::Store;
+use hierarag_annotate::{Rating, Store};
 use serde_json::{Value, json};
 
 const LEVELS: [(&str, &[&str]); 3] = [
@@ -108,6 +108,51 @@ fn failed(output: &Output) -> String {
 fn store(dir: &Path) -> Store {
     Store::open(&dir.join("annotations.sqlite")).unwrap()
 }
+
+/// Python: `$HIERARAG_PYTHON` (scripts/test.sh points it at .venv-oracles), else the
+/// repository's .venv-oracles, else `python3`; only its standard library is used.
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("HIERARAG_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(python);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv-oracles/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+/// The rows of a CSV as Python's `csv.DictReader` reads them (as a spreadsheet's CSV import
+/// splits them).
+fn python_csv_rows(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let script = "import csv, json, sys\n\
+                  with open(sys.argv[1], newline='', encoding='utf-8') as f:\n    \
+                  print(json.dumps(list(csv.DictReader(f))))";
+    let output = Command::new(python())
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("run Python (set HIERARAG_PYTHON)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("JSON from Python")
+}
+
+/// Texts a spreadsheet would run as formulas (OWASP's starts, a full-width one) and a text that
+/// really begins with a quote.
+const FORMULAS: [&str; 7] = [
+    "=HYPERLINK(\"http://x\",\"click\")",
+    "+1",
+    "-2",
+    "@SUM(A1)",
+    "\tindented",
+    "'quoted",
+    "\u{FF1D}1+1",
+];
 
 #[test]
 fn sample_rate_by_csv_and_compute_agreement() {
@@ -287,6 +332,98 @@ fn sample_rate_by_csv_and_compute_agreement() {
     assert!(md.contains("Blind category picks (6 items)"), "{md}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("id=\"human-validation\""));
+}
+
+#[test]
+fn formula_injection_export_neutralises_cells_and_import_restores_them_byte_for_byte() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = write_run(root.path(), true);
+    // Questions and reference answers that begin like formulas.
+    let benchmark = std::fs::read_to_string(dir.join("benchmark.jsonl")).unwrap();
+    let records: Vec<Value> = benchmark
+        .lines()
+        .enumerate()
+        .map(|(n, line)| {
+            let mut record: Value = serde_json::from_str(line).unwrap();
+            record["question"] = json!(FORMULAS[n % FORMULAS.len()]);
+            record["answer"] = json!(FORMULAS[(n + 1) % FORMULAS.len()]);
+            record
+        })
+        .collect();
+    write_lines(&dir.join("benchmark.jsonl"), &records);
+    ok(&hierarag(&["sample", "--n", "14", "--seed", "3"], &dir));
+    ok(&hierarag(
+        &["annotators", "--add", "=alice", "--add", "@bob"],
+        &dir,
+    ));
+    // Notes that begin like formulas, one of each per annotator.
+    let items = store(&dir).items().unwrap();
+    let mut ratings: Vec<Rating> = Vec::new();
+    for (n, item) in items.iter().enumerate() {
+        for (a, annotator) in ["=alice", "@bob"].into_iter().enumerate() {
+            ratings.push(Rating {
+                item_id: item.item_id.clone(),
+                annotator: annotator.into(),
+                correctness: Some(a as u8 + 1),
+                hallucination: None,
+                answerability: None,
+                category_pick: None,
+                note: Some(FORMULAS[(n + a) % FORMULAS.len()].to_string()),
+                updated_unix_s: 1,
+            });
+        }
+    }
+    store(&dir).save_ratings(&ratings).unwrap();
+
+    ok(&hierarag(&["export"], &dir));
+    let csv_path = dir.join("ratings.csv");
+    let rows = python_csv_rows(&csv_path);
+    assert_eq!(rows.len(), items.len() * 2);
+    for row in &rows {
+        let item = items.iter().find(|i| i.item_id == row["item_id"]).unwrap();
+        let rating = ratings
+            .iter()
+            .find(|r| r.item_id == item.item_id && format!("'{}", r.annotator) == row["annotator"])
+            .unwrap();
+        for (column, text) in [
+            ("question", &item.question),
+            ("reference", &item.reference),
+            ("note", rating.note.as_ref().unwrap()),
+        ] {
+            assert!(FORMULAS.contains(&text.as_str()), "{column}: {text:?}");
+            assert_eq!(row[column], format!("'{text}"), "{column}");
+        }
+        assert_eq!(row["correctness"], rating.correctness.unwrap().to_string());
+    }
+
+    // Notes changed in the store, then the exported file imported: every note comes back as
+    // it was, byte for byte.
+    let changed: Vec<Rating> = ratings
+        .iter()
+        .map(|r| Rating {
+            note: Some("changed".into()),
+            ..r.clone()
+        })
+        .collect();
+    store(&dir).save_ratings(&changed).unwrap();
+    let import = hierarag(&["import", "--file", csv_path.to_str().unwrap()], &dir);
+    ok(&import);
+    assert!(String::from_utf8_lossy(&import.stderr).contains("imported 28 rating(s)"));
+    let key = |r: &Rating| (r.item_id.clone(), r.annotator.clone());
+    let mut imported = store(&dir).ratings().unwrap();
+    imported.sort_by_key(key);
+    let mut expected = ratings.clone();
+    expected.sort_by_key(key);
+    for (got, want) in imported.iter().zip(&expected) {
+        assert_eq!(
+            Rating {
+                updated_unix_s: want.updated_unix_s,
+                ..got.clone()
+            },
+            *want
+        );
+    }
+    assert_eq!(imported.len(), expected.len());
 }
 
 #[test]

@@ -859,6 +859,167 @@ fn parquet_without_the_text_column_names_the_column() {
     );
 }
 
+/// Writes `n` two-column rows (`doc-{i}`, a short text) in row groups of `group_rows`, then
+/// overwrites the start of the text column chunk of `damaged` row groups with 0xff bytes.
+fn write_damaged_parquet(path: &Path, n: usize, group_rows: usize, damaged: &[usize]) {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::file::properties::WriterProperties;
+    let ids: ArrayRef = Arc::new(StringArray::from(
+        (0..n).map(|i| format!("doc-{i}")).collect::<Vec<_>>(),
+    ));
+    let texts: ArrayRef = Arc::new(StringArray::from(
+        (0..n)
+            .map(|i| format!("Page {i} of the crawl talks about gardens, bread and rivers."))
+            .collect::<Vec<_>>(),
+    ));
+    let batch = RecordBatch::try_from_iter([("text", texts), ("id", ids)]).unwrap();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(group_rows))
+        .build();
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let metadata = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path).unwrap())
+        .unwrap()
+        .metadata()
+        .clone();
+    let mut bytes = std::fs::read(path).unwrap();
+    for &group in damaged {
+        let (start, _) = metadata.row_group(group).column(0).byte_range();
+        bytes[start as usize..start as usize + 64].fill(0xff);
+    }
+    std::fs::write(path, &bytes).unwrap();
+}
+
+/// Regression: a damaged row group was reported at "row 3072" (a read batch's start) and skip
+/// indexed 3,072 of 4,900 readable rows, saying "skipped 1 bad record" and nothing of the rest.
+#[test]
+fn index_skip_over_a_damaged_parquet_row_group_keeps_every_other_row_and_counts_the_loss() {
+    let sandbox = Sandbox::new();
+    let corpus = sandbox.path("corpus.parquet");
+    write_damaged_parquet(&corpus, 5000, 100, &[37]);
+    let group = format!("{} row group 37 (rows 3700–3799)", corpus.display());
+
+    let stderr = bad_input(
+        sandbox
+            .cmd()
+            .args(["index", "--corpus"])
+            .arg(&corpus)
+            .args(["--out", "index-fail"]),
+    );
+    assert_contains_all(&stderr, &[&format!("{group}: unreadable Parquet data: ")]);
+
+    let out = sandbox.path("index");
+    let (_, stderr) = ok(sandbox
+        .cmd()
+        .args(["index", "--corpus"])
+        .arg(&corpus)
+        .arg("--out")
+        .arg(&out)
+        .args(["--on-error", "skip"]));
+    let listed = out.join("skipped.jsonl");
+    assert_contains_all(
+        &stderr,
+        &[
+            "indexed 4900 documents",
+            &format!(
+                "skipped 1 problem, 100 records lost (listed in {}); first: {group}: unreadable \
+                 Parquet data: ",
+                listed.display()
+            ),
+        ],
+    );
+    let manifest = read_manifest(&out);
+    assert_eq!(manifest["counts"]["documents"], json!(4900));
+    assert_eq!(manifest["counts"]["skipped"], json!(1));
+    assert_eq!(manifest["counts"]["records_lost"], json!(100));
+    let records: Vec<Value> = std::fs::read_to_string(&listed)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("skipped.jsonl is JSONL"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["location"], json!(group));
+    assert_eq!(records[0]["records_lost"], json!(100));
+    let ids: Vec<String> = std::fs::read_to_string(out.join("doc_ids.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let expected: Vec<String> = (0..5000)
+        .filter(|i| !(3700..3800).contains(i))
+        .map(|i| format!("doc-{i}"))
+        .collect();
+    assert_eq!(ids, expected);
+}
+
+/// Regression: a truncated Parquet file given alone with `--on-error skip` ended with "the
+/// corpus has no document to index" and no reason anywhere.
+#[test]
+fn index_skip_of_a_lone_truncated_parquet_file_names_it_and_its_reason() {
+    let sandbox = Sandbox::new();
+    let corpus = sandbox.path("corpus.parquet");
+    write_damaged_parquet(&corpus, 300, 100, &[]);
+    let bytes = std::fs::read(&corpus).unwrap();
+    std::fs::write(&corpus, &bytes[..bytes.len() / 2]).unwrap();
+    for on_error in ["fail", "skip"] {
+        let stderr = bad_input(
+            sandbox
+                .cmd()
+                .args(["index", "--corpus"])
+                .arg(&corpus)
+                .args([
+                    "--out",
+                    &format!("index-{on_error}"),
+                    "--on-error",
+                    on_error,
+                ]),
+        );
+        assert_contains_all(
+            &stderr,
+            &[&format!("{}: unreadable Parquet file: ", corpus.display())],
+        );
+        if on_error == "skip" {
+            assert_contains_all(
+                &stderr,
+                &[
+                    "has no document to index",
+                    "the records of 1 unreadable file lost (number unknown)",
+                    "index-skip/skipped.jsonl",
+                ],
+            );
+        }
+    }
+}
+
+/// Regression: an empty corpus file or directory ended in "the corpus has no document to
+/// index", naming nothing.
+#[test]
+fn index_of_an_empty_corpus_file_or_directory_names_it() {
+    let sandbox = Sandbox::new();
+    sandbox.write("empty.jsonl", "");
+    std::fs::create_dir_all(sandbox.path("notes")).unwrap();
+    for (input, what) in [
+        ("empty.jsonl", "the file holds no record"),
+        ("notes", "the directory holds no .txt or .md file"),
+    ] {
+        for on_error in ["fail", "skip"] {
+            let stderr = bad_input(sandbox.cmd().args([
+                "index",
+                "--corpus",
+                input,
+                "--out",
+                &format!("index-{on_error}"),
+                "--overwrite",
+                "--on-error",
+                on_error,
+            ]));
+            assert_contains_all(&stderr, &[&format!("{input}: empty input: {what}")]);
+        }
+    }
+}
+
 #[test]
 fn index_a_directory_of_text_files_with_relative_path_ids() {
     let sandbox = Sandbox::new();

@@ -1,8 +1,9 @@
 //! End-to-end tests of `hierarag export`: each test indexes a five-document JSONL corpus into
 //! a run directory with the real binary, writes a benchmark.jsonl and an answers.jsonl made
 //! from the real record types, exports, and checks every file against the inputs. Nothing here
-//! touches the network or needs Python: the formats are checked against the layouts that BEIR,
-//! Ragas and DeepEval read, and the TREC run against `hierarag eval retrieval`.
+//! touches the network: the formats are checked against the layouts that BEIR, Ragas and
+//! DeepEval read, the TREC run against `hierarag eval retrieval`, and the CSVs' neutralised
+//! formula cells against Python's standard `csv` module.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -425,6 +426,51 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
     records
 }
 
+/// Python: `$HIERARAG_PYTHON` (scripts/test.sh points it at .venv-oracles), else the
+/// repository's .venv-oracles, else `python3`; only its standard library is used.
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("HIERARAG_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(python);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv-oracles/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+/// The rows of a CSV as Python's `csv.DictReader` reads them, which is what a loader built on
+/// it (or on pandas' `read_csv`) gets.
+fn python_csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let script = "import csv, json, sys\n\
+                  with open(sys.argv[1], newline='', encoding='utf-8') as f:\n    \
+                  print(json.dumps(list(csv.DictReader(f))))";
+    let output = std::process::Command::new(python())
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("run Python (set HIERARAG_PYTHON)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("JSON from Python")
+}
+
+/// Texts a spreadsheet would run as formulas (OWASP's starts, a full-width one) and a text that
+/// really begins with a quote.
+const FORMULAS: [&str; 7] = [
+    "=HYPERLINK(\"http://x\",\"click\")",
+    "+1",
+    "-2",
+    "@SUM(A1)",
+    "\tindented",
+    "'quoted",
+    "\u{FF1D}1+1",
+];
+
 /// The expected labels of a benchmark question, as flat keys.
 fn expected_categories(record: &BenchmarkRecord) -> serde_json::Map<String, Value> {
     record
@@ -685,6 +731,80 @@ fn deepeval_export_has_golden_fields_as_a_json_array_and_lines() {
     assert_eq!(metadata, lines[2]["additional_metadata"]);
     let context: Value = serde_json::from_str(&rows[1][2]).expect("JSON context");
     assert_eq!(context, json!([LIGHTHOUSE]));
+}
+
+#[test]
+fn formula_injection_csv_cells_are_neutralised_and_python_reads_them_with_the_quote() {
+    let run = RunDir::new(true);
+    // Questions, reference answers, responses and a persona that begin like formulas.
+    let mut records = benchmark();
+    for (n, record) in records.iter_mut().enumerate() {
+        record.question = FORMULAS[n].to_string();
+        record.answer = FORMULAS[n + 3].to_string();
+        record
+            .persona
+            .insert("expertise".into(), FORMULAS[(n + 2) % 7].to_string());
+    }
+    let mut answered = answers();
+    for answer in &mut answered {
+        let n = records.iter().position(|r| r.id == answer.id).unwrap();
+        answer.question = records[n].question.clone();
+        answer.answer = FORMULAS[(n + 6) % 7].to_string();
+    }
+    write_jsonl(&run.run().join("benchmark.jsonl"), &records);
+    write_jsonl(&run.run().join("answers.jsonl"), &answered);
+    run.export("ragas", &["--csv"]);
+    run.export("deepeval", &["--csv"]);
+    let ragas = run.run().join("export/ragas");
+    let deepeval = run.run().join("export/deepeval");
+
+    // The CSV writer's quoting still applies to the neutralised cell.
+    assert!(
+        read(&ragas.join("ragas.csv")).contains("\"'=HYPERLINK(\"\"http://x\"\",\"\"click\"\")\""),
+        "{}",
+        read(&ragas.join("ragas.csv"))
+    );
+    let samples = read_jsonl(&ragas.join("ragas.jsonl"));
+    let rows = python_csv_rows(&ragas.join("ragas.csv"));
+    assert_eq!(rows.len(), 3);
+    for ((row, sample), record) in rows.iter().zip(&samples).zip(&records) {
+        let n = records.iter().position(|r| r.id == record.id).unwrap();
+        // The JSONL keeps the exact text; the CSV cell is it with one `'` in front.
+        assert_eq!(sample["user_input"], json!(record.question));
+        for (column, text) in [
+            ("user_input", FORMULAS[n]),
+            ("reference", FORMULAS[n + 3]),
+            ("response", FORMULAS[(n + 6) % 7]),
+            ("persona/expertise", FORMULAS[(n + 2) % 7]),
+        ] {
+            assert_eq!(row[column], format!("'{text}"), "{column}");
+            assert_eq!(sample[column], json!(text), "{column}");
+        }
+        // Lists are JSON text, which never begins like a formula, and keep their texts.
+        let contexts: Value = serde_json::from_str(&row["reference_contexts"]).unwrap();
+        assert_eq!(contexts, sample["reference_contexts"]);
+        assert_eq!(row["id"], record.id);
+    }
+
+    let goldens = read_jsonl(&deepeval.join("deepeval.jsonl"));
+    let rows = python_csv_rows(&deepeval.join("deepeval.csv"));
+    assert_eq!(rows.len(), 3);
+    for (n, (row, golden)) in rows.iter().zip(&goldens).enumerate() {
+        for (column, text) in [
+            ("input", FORMULAS[n]),
+            ("expected_output", FORMULAS[n + 3]),
+            ("actual_output", FORMULAS[(n + 6) % 7]),
+        ] {
+            assert_eq!(row[column], format!("'{text}"), "{column}");
+            assert_eq!(golden[column], json!(text), "{column}");
+        }
+        let metadata: Value = serde_json::from_str(&row["additional_metadata"]).unwrap();
+        assert_eq!(metadata, golden["additional_metadata"]);
+        assert_eq!(
+            metadata["persona"]["expertise"],
+            json!(FORMULAS[(n + 2) % 7])
+        );
+    }
 }
 
 #[test]

@@ -257,7 +257,7 @@ fn custom_design_comes_from_the_run_config() {
         corpus.to_str().unwrap(),
         "--dry-run",
     ]);
-    assert!(message.contains(&format!("{}: [[design.cell]] #1: dimension `lv` has no category `far`; valid: coarse: `similar`, `distant`;", config.display())), "{message}");
+    assert!(message.contains(&format!("{}: [[design.cell]] #1 (line 2): dimension `lv` has no category `far`; valid: coarse: `similar`, `distant`;", config.display())), "{message}");
     let message = run_err(&plan_args(&corpus, "--design custom --dry-run"));
     assert!(message.contains("pass --config run.toml"), "{message}");
     let message = run_err(&plan_args(&corpus, "--dry-run"));
@@ -295,7 +295,10 @@ fn options_of_another_design_and_bad_corpus_records_are_errors() {
         &bad,
         "--design rq1 --per-dimension 2 --on-error skip --dry-run",
     ));
-    assert!(stderr.contains("skipped 1 bad record"), "{stderr}");
+    assert!(
+        stderr.contains("skipped 1 problem, 1 record lost"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -425,3 +425,223 @@ fn a_run_whose_llm_fails_some_calls_exits_1_naming_the_failed_items() {
     assert_eq!(lines(&run_dir.join("benchmark.jsonl")), 39);
     assert_eq!(lines(&run_dir.join("scores.jsonl")), 39);
 }
+
+/// A server that refuses every request without the right key (as OpenAI does: HTTP 401 with
+/// its message), counting the requests it gets.
+fn start_refusing_mock() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&count);
+    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new().fallback(move || {
+                let counted = Arc::clone(&counted);
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    (
+                        StatusCode::UNAUTHORIZED,
+                        Json(
+                            json!({"error": {"message": "Incorrect API key provided: sk-wrong",
+                                              "type": "invalid_request_error"}}),
+                        ),
+                    )
+                }
+            });
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            sender.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    let address = receiver.recv().unwrap();
+    (format!("http://{address}/v1"), count)
+}
+
+/// Writes a config named `name` whose [llm] reads its key from HIERARAG_TEST_KEY and runs it
+/// with that variable set to `key` (or unset), plus `extra` arguments.
+fn run_keyed(
+    dir: &Path,
+    base_url: &str,
+    name: &str,
+    key: Option<&str>,
+    extra: &[&str],
+) -> (std::process::Output, String) {
+    let corpus = write_corpus(dir, false);
+    let config = write_keyed_config(dir, &corpus, base_url, name, "HIERARAG_TEST_KEY");
+    let mut command = hierarag();
+    command.arg("run").arg(&config).args(extra);
+    match key {
+        Some(key) => command.env("HIERARAG_TEST_KEY", key),
+        None => command.env_remove("HIERARAG_TEST_KEY"),
+    };
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    (out, stderr)
+}
+
+/// A run config against `base_url` whose [llm] reads its key from `key_env`.
+fn write_keyed_config(
+    dir: &Path,
+    corpus: &Path,
+    base_url: &str,
+    name: &str,
+    key_env: &str,
+) -> PathBuf {
+    let run_dir = dir.join(name);
+    let config = write_config(dir, corpus, base_url, &run_dir);
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "model = \"mock-1\"\n",
+        &format!("model = \"mock-1\"\napi_key_env = \"{key_env}\"\n"),
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+#[test]
+fn a_run_against_an_endpoint_that_refuses_the_key_stops_before_indexing() {
+    let (base_url, requests) = start_refusing_mock();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stderr) = run_keyed(dir.path(), &base_url, "refused", Some("sk-wrong"), &[]);
+    assert!(stderr.contains("refused the request"), "{stderr}");
+    assert!(
+        stderr.contains("HTTP 401 Unauthorized: Incorrect API key provided: sk-wrong"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("before the run starts"), "{stderr}");
+    // One check request, not retried; nothing was indexed, planned or generated.
+    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let run_dir = dir.path().join("refused");
+    assert!(!run_dir.join("index").exists());
+    assert!(!run_dir.join("plan.jsonl").exists());
+}
+
+#[test]
+fn a_stage_stops_at_the_first_refusal_and_the_run_goes_no_further() {
+    let (base_url, requests) = start_refusing_mock();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stderr) = run_keyed(
+        dir.path(),
+        &base_url,
+        "stopped",
+        Some("sk-wrong"),
+        &["--no-check-endpoints"],
+    );
+    assert!(stderr.contains("generate stopped:"), "{stderr}");
+    assert!(stderr.contains("Incorrect API key provided"), "{stderr}");
+    assert!(
+        stderr.contains("run stopped at generate; not run: answer, evaluate, analyze, report"),
+        "{stderr}"
+    );
+    // At most the calls already in flight when the first refusal came back (the [llm]
+    // concurrency is 4), not one per item (24).
+    let sent = requests.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((1..=4).contains(&sent), "{sent} requests");
+    let run_dir = dir.path().join("stopped");
+    assert!(run_dir.join("index").exists());
+    assert!(!run_dir.join("answers.jsonl").exists());
+    assert!(!run_dir.join("report.html").exists());
+    // Refused items are not failures of their own: the next run tries them all.
+    assert!(!run_dir.join("generate.failures.jsonl").exists());
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
+    let stopped = manifest["stages"]["generate"]["stopped"].as_str().unwrap();
+    assert!(stopped.contains("HTTP 401"), "{stopped}");
+}
+
+#[test]
+fn a_missing_key_variable_is_an_error_before_any_work() {
+    let (base_url, requests) = start_refusing_mock();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, stderr) = run_keyed(dir.path(), &base_url, "nokey", None, &[]);
+    assert!(stderr.contains("HIERARAG_TEST_KEY is not set"), "{stderr}");
+    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(!dir.path().join("nokey").join("index").exists());
+}
+
+/// Runs `hierarag run` on a config whose text is `config` and returns its stderr (exit 1).
+fn run_config_error(config: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let path = dir.path().join("bad.toml");
+    let text = config
+        .replace("{corpus}", &corpus.display().to_string())
+        .replace("{run}", &dir.path().join("bad").display().to_string());
+    std::fs::write(&path, text).unwrap();
+    let out = hierarag().arg("run").arg(&path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // Nothing ran: the checks come before the first stage.
+    assert!(!dir.path().join("bad").join("index").exists(), "{stderr}");
+    stderr
+}
+
+const CONFIG_HEAD: &str =
+    "[run]\ndir = \"{run}\"\nseed = 7\n\n[corpus]\ninputs = [\"{corpus}\"]\n\n";
+
+#[test]
+fn config_errors_name_the_line_of_the_file_not_of_the_table() {
+    // Line 10 holds the bad count, line 9 the bad kind.
+    let text = format!("{CONFIG_HEAD}[design]\nkind = \"rq1\"\nper_dimension = \"five\"\n");
+    assert_eq!(text.lines().nth(9), Some("per_dimension = \"five\""));
+    let stderr = run_config_error(&text);
+    assert!(
+        stderr.contains("bad.toml: [design] (line 10, column 17)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("expected usize") || stderr.contains("invalid type"),
+        "{stderr}"
+    );
+
+    let text = format!("{CONFIG_HEAD}[design]\nkind = \"rq9\"\n");
+    assert_eq!(text.lines().nth(8), Some("kind = \"rq9\""));
+    let stderr = run_config_error(&text);
+    assert!(stderr.contains("(line 9, column 8)"), "{stderr}");
+    assert!(stderr.contains("rq9"), "{stderr}");
+
+    // A typo in a nested table, and in [answer], at their lines.
+    let text =
+        format!("{CONFIG_HEAD}[design]\nkind = \"rq1\"\n\n[answer]\ntop_k = 5\ntop_kk = 3\n");
+    let stderr = run_config_error(&text);
+    assert!(
+        stderr.contains("bad.toml: [answer] (line 13, column 1)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("top_kk"), "{stderr}");
+}
+
+#[test]
+fn unknown_categories_dimensions_and_personas_are_reported_before_any_stage() {
+    let cell = |categories: &str, persona: &str| {
+        format!(
+            "{CONFIG_HEAD}[design]\nkind = \"custom\"\n\n[[design.cell]]\ncategories = {{ qc = \"simple\" }}\ncount = 2\n\n[[design.cell]]\ncategories = {categories}\n{persona}count = 2\n"
+        )
+    };
+    let stderr = run_config_error(&cell("{ qc = \"simplest\" }", ""));
+    assert!(stderr.contains("[[design.cell]] #2 (line 15)"), "{stderr}");
+    assert!(stderr.contains("simplest"), "{stderr}");
+    assert!(!stderr.contains("plan.jsonl"), "misleading hint: {stderr}");
+    let stderr = run_config_error(&cell("{ qx = \"simple\" }", ""));
+    assert!(
+        stderr.contains("[[design.cell]] #2 (line 15)") && stderr.contains("qx"),
+        "{stderr}"
+    );
+    let stderr = run_config_error(&cell("{ qc = \"complex\" }", "persona = \"wizard\"\n"));
+    assert!(
+        stderr.contains("[[design.cell]] #2 (line 15)") && stderr.contains("wizard"),
+        "{stderr}"
+    );
+    // A dimension of an rq1 design, at the line of `dimensions`.
+    let text = format!("{CONFIG_HEAD}[design]\nkind = \"rq1\"\ndimensions = [\"qc\", \"zz\"]\n");
+    let stderr = run_config_error(&text);
+    assert!(
+        stderr.contains("[design] dimensions (line 10)") && stderr.contains("zz"),
+        "{stderr}"
+    );
+}

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use hierarag_assets::WheelSource;
-use hierarag_corpus::{ChunkParams, CorpusFormat, CorpusSpec, OnError};
+use hierarag_corpus::{ChunkParams, CorpusFormat, CorpusSpec, OnError, ReadSummary};
 use hierarag_index::{BuildOptions, BuildOutcome, build_index};
 
 use crate::cli::{ChunkArgs, CorpusArgs, FormatArg, IndexArgs, OnErrorArg};
@@ -115,9 +115,8 @@ pub fn build(
                 note(
                     quiet,
                     format!(
-                        "skipped {} bad record{} (listed in {}); first: {}",
-                        skipped.len(),
-                        if skipped.len() == 1 { "" } else { "s" },
+                        "skipped {} (listed in {}); first: {}",
+                        ReadSummary::of_skipped(skipped).describe_skipped(),
                         out.join("skipped.jsonl").display(),
                         skipped[0].reason
                     ),

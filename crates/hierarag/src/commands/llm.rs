@@ -148,3 +148,74 @@ fn ping(args: &LlmPingArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Builds a client for every remote model a run config uses (generator, filter, answerer,
+/// embeddings), once per distinct table, so that a missing API key variable is found before
+/// any work; with `send`, also sends one small request to each of their endpoints (past the
+/// cache), so that a wrong key, model or URL is found before the run indexes anything.
+pub fn check_models(
+    config: &crate::run_config::RunConfig,
+    send: bool,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let mut roles: Vec<(&str, &LlmConfig)> = vec![("generator", config.generator_llm())];
+    if config.generate.filter {
+        roles.push(("filter", config.filter_llm()));
+    }
+    roles.push(("answerer", config.answerer_llm()));
+    // Roles that share a table share its check.
+    let mut tables: Vec<(Vec<&str>, &LlmConfig)> = Vec::new();
+    for (role, llm) in roles {
+        if llm.backend == ChatBackendKind::Embedded {
+            continue;
+        }
+        match tables.iter_mut().find(|(_, seen)| *seen == llm) {
+            Some((names, _)) => names.push(role),
+            None => tables.push((vec![role], llm)),
+        }
+    }
+    let embeddings = (config.embeddings.backend != hierarag_llm::EmbedBackendKind::Embedded)
+        .then_some(&config.embeddings);
+    if tables.is_empty() && embeddings.is_none() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let runtime = super::stages::runtime()?;
+    let mut n_endpoints = 0;
+    for (names, llm) in &tables {
+        let mut llm = (*llm).clone();
+        llm.cache = CacheSetting::Off;
+        let what = format!("the {} model {}", names.join("/"), llm.model);
+        let client = ChatClient::from_config(&llm, Path::new(".")).with_context(|| what.clone())?;
+        if send {
+            runtime
+                .block_on(client.check_endpoints())
+                .with_context(|| format!("checking {what} before the run starts (--no-check-endpoints skips this check)"))?;
+            n_endpoints += llm.base_urls.len();
+        }
+    }
+    if let Some(embeddings) = embeddings {
+        let mut embeddings = embeddings.clone();
+        embeddings.cache = CacheSetting::Off;
+        let what = format!("the embedding model {}", embeddings.model);
+        let embedder = hierarag_llm::Embedder::from_config(&embeddings, Path::new("."))
+            .with_context(|| what.clone())?;
+        if send {
+            runtime
+                .block_on(embedder.check_endpoints())
+                .with_context(|| format!("checking {what} before the run starts (--no-check-endpoints skips this check)"))?;
+            n_endpoints += embeddings.base_urls.len();
+        }
+    }
+    if send {
+        note(
+            quiet,
+            format!(
+                "checked {n_endpoints} endpoint{} in {:.1} s",
+                if n_endpoints == 1 { "" } else { "s" },
+                started.elapsed().as_secs_f64()
+            ),
+        );
+    }
+    Ok(())
+}

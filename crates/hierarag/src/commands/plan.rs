@@ -23,11 +23,7 @@ const DEFAULT_FACTORS: [&str; 2] = ["lv", "qc"];
 pub fn run(args: &PlanArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let taxonomy = super::taxonomy::load(args.taxonomy.as_deref())?;
     let design = design(args, &taxonomy)?;
-    if let (Some(min), Some(max)) = (args.min_words, args.max_words)
-        && min > max
-    {
-        bail!("--min-words {min} is more than --max-words {max}");
-    }
+    check_bounds(args)?;
     let layout = Layout::new(&design, &taxonomy, args.seed);
     let bounds = LengthBounds {
         min_words: args.min_words,
@@ -55,14 +51,14 @@ pub fn run(args: &PlanArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
-    let skipped = documents.skipped().len();
-    if skipped > 0 {
+    let skipped = documents.skipped();
+    if !skipped.is_empty() {
         note(
             quiet,
             format!(
-                "skipped {skipped} bad record{}; first: {}",
-                if skipped == 1 { "" } else { "s" },
-                documents.skipped()[0].reason
+                "skipped {}; first: {}",
+                hierarag_corpus::ReadSummary::of_skipped(skipped).describe_skipped(),
+                skipped[0].reason
             ),
         );
     }
@@ -106,8 +102,35 @@ pub fn run(args: &PlanArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The design from the command line, falling back on the [design] table of --config.
-fn design(args: &PlanArgs, taxonomy: &Taxonomy) -> anyhow::Result<Design> {
+/// Document length bounds that can be met.
+pub fn check_bounds(args: &PlanArgs) -> anyhow::Result<()> {
+    if let (Some(min), Some(max)) = (args.min_words, args.max_words)
+        && min > max
+    {
+        bail!("--min-words {min} is more than --max-words {max}");
+    }
+    Ok(())
+}
+
+/// The plan file already holds another plan (and `--overwrite` was not given).
+#[derive(Debug)]
+pub struct DifferentPlan(std::path::PathBuf);
+
+impl std::fmt::Display for DifferentPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} already holds a different plan; pass --overwrite to replace it (items already generated from it would no longer match)",
+            self.0.display()
+        )
+    }
+}
+
+impl std::error::Error for DifferentPlan {}
+
+/// The design from the command line, falling back on the [design] table of --config: every
+/// dimension, category and persona checked against the taxonomy.
+pub fn design(args: &PlanArgs, taxonomy: &Taxonomy) -> anyhow::Result<Design> {
     let (config, config_name) = match &args.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -153,6 +176,18 @@ fn design(args: &PlanArgs, taxonomy: &Taxonomy) -> anyhow::Result<Design> {
     } else {
         args.dimensions.clone()
     };
+    // A dimension named in the config is an error at its line there.
+    let at_key = |key: &str, from_config: bool| {
+        let context = config
+            .key_lines
+            .get(key)
+            .filter(|_| from_config)
+            .map(|line| format!("{config_name}: [design] {key} (line {line})"));
+        move |error: hierarag_plan::PlanError| match context {
+            Some(context) => anyhow::Error::new(error).context(context),
+            None => anyhow::Error::new(error),
+        }
+    };
     let design = match kind {
         DesignKind::Rq1 => Design::rq1(
             taxonomy,
@@ -160,14 +195,16 @@ fn design(args: &PlanArgs, taxonomy: &Taxonomy) -> anyhow::Result<Design> {
                 .or(config.per_dimension)
                 .unwrap_or(DEFAULT_PER_DIMENSION),
             &dimensions,
-        )?,
+        )
+        .map_err(at_key("dimensions", args.dimensions.is_empty()))?,
         DesignKind::Rq2 => Design::rq2(
             taxonomy,
             args.per_level
                 .or(config.per_level.map(PerLevel::from))
                 .unwrap_or(PerLevel::PAPER),
             &dimensions,
-        )?,
+        )
+        .map_err(at_key("dimensions", args.dimensions.is_empty()))?,
         DesignKind::Rq3 => {
             let factors = if !args.factors.is_empty() {
                 args.factors.clone()
@@ -182,7 +219,8 @@ fn design(args: &PlanArgs, taxonomy: &Taxonomy) -> anyhow::Result<Design> {
                     .or(config.per_cell)
                     .unwrap_or(DEFAULT_PER_CELL),
                 &factors,
-            )?
+            )
+            .map_err(at_key("factors", args.factors.is_empty()))?
         }
         DesignKind::Custom => {
             if args.config.is_none() {
@@ -204,10 +242,7 @@ fn write_plan(out: &Path, bytes: &[u8], overwrite: bool) -> anyhow::Result<bool>
             return Ok(false);
         }
         if !overwrite {
-            bail!(
-                "{} already holds a different plan; pass --overwrite to replace it (items already generated from it would no longer match)",
-                out.display()
-            );
+            return Err(DifferentPlan(out.to_path_buf()).into());
         }
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -35,6 +35,11 @@ pub struct RunArgs {
     /// with the old settings are kept and mixed with new ones).
     #[arg(long)]
     pub reconfigure: bool,
+    /// Do not send the one-token request to every configured endpoint before the run starts
+    /// (API key variables are still checked). Useful to rerun a run whose replies are all in
+    /// the response cache while the server is down.
+    #[arg(long)]
+    pub no_check_endpoints: bool,
 }
 
 pub fn run(args: &RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
@@ -46,6 +51,33 @@ pub fn run(args: &RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let dir = config.run.dir.clone();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     check_config(&dir, &config, args.reconfigure)?;
+    let corpus_args = corpus_args(&config);
+    let plan_path = dir.join(PLAN_FILE);
+    let plan_args = PlanArgs {
+        design: None,
+        corpus: corpus_args.clone(),
+        taxonomy: config.taxonomy.clone(),
+        config: Some(args.config.clone()),
+        seed: config.run.seed,
+        per_dimension: None,
+        per_level: None,
+        per_cell: None,
+        dimensions: Vec::new(),
+        factors: Vec::new(),
+        min_words: config.plan.min_words,
+        max_words: config.plan.max_words,
+        out: Some(plan_path.clone()),
+        overwrite: false,
+        dry_run: false,
+        candidates: config.generate.candidates,
+        no_filter: !config.generate.filter,
+    };
+    // Everything that can be checked without the corpus is checked before any stage runs:
+    // the taxonomy and the design's dimensions, categories and personas, the API key
+    // variables, and (one small request each) the endpoints.
+    let taxonomy = super::taxonomy::load(config.taxonomy.as_deref())?;
+    super::plan::design(&plan_args, &taxonomy)?;
+    super::llm::check_models(&config, !args.no_check_endpoints, quiet)?;
     Manifest::update(&dir, |manifest| {
         manifest.config = comparable(&config);
         manifest.seed = config.run.seed;
@@ -62,7 +94,6 @@ pub fn run(args: &RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     );
 
     // 1. index
-    let corpus_args = corpus_args(&config);
     let spec = super::index::corpus_spec(&corpus_args, quiet)?;
     let on_error = match corpus_args.on_error {
         OnErrorArg::Fail => OnError::Fail,
@@ -96,33 +127,18 @@ pub fn run(args: &RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     // 2. plan
     let stage_started = now_unix_s();
     let clock = Instant::now();
-    let plan_path = dir.join(PLAN_FILE);
-    let plan_args = PlanArgs {
-        design: None,
-        corpus: corpus_args.clone(),
-        taxonomy: config.taxonomy.clone(),
-        config: Some(args.config.clone()),
-        seed: config.run.seed,
-        per_dimension: None,
-        per_level: None,
-        per_cell: None,
-        dimensions: Vec::new(),
-        factors: Vec::new(),
-        min_words: config.plan.min_words,
-        max_words: config.plan.max_words,
-        out: Some(plan_path.clone()),
-        overwrite: false,
-        dry_run: false,
-        candidates: config.generate.candidates,
-        no_filter: !config.generate.filter,
-    };
-    super::plan::run(&plan_args, quiet).context(
-        "making the plan (a different plan.jsonl in the run directory means the [design] or \
-corpus changed: use a fresh --dir)",
-    )?;
+    super::plan::run(&plan_args, quiet).map_err(|error| {
+        if error.is::<super::plan::DifferentPlan>() {
+            error.context(
+                "making the plan (a different plan.jsonl in the run directory means the [design] \
+or corpus changed: use a fresh --dir)",
+            )
+        } else {
+            error
+        }
+    })?;
     let n_items = read_records::<serde_json::Value>(&plan_path)?.len();
     // The taxonomy beside the plan, so that analyze and report find the same categories.
-    let taxonomy = super::taxonomy::load(config.taxonomy.as_deref())?;
     let taxonomy_path = dir.join(TAXONOMY_FILE);
     write_atomic(&taxonomy_path, taxonomy.to_toml_string().as_bytes())?;
     simple_stage(
@@ -134,10 +150,17 @@ corpus changed: use a fresh --dir)",
         &[&plan_path, &taxonomy_path],
     )?;
 
-    // 3–5. generate, answer, evaluate
+    // 3–5. generate, answer, evaluate; a stage that stopped (an endpoint refused the client)
+    // ends the run there.
     let generated = super::stages::generate(&config, &plan_path, &spec, on_error, &dir, quiet)?;
+    if let Some(code) = stopped_at("generate", &generated) {
+        return Ok(code);
+    }
     let answered =
         super::stages::answer(&config, &dir.join(BENCHMARK_FILE), &index_dir, &dir, quiet)?;
+    if let Some(code) = stopped_at("answer", &answered) {
+        return Ok(code);
+    }
     let evaluated = super::stages::evaluate(
         &config,
         &dir.join(BENCHMARK_FILE),
@@ -145,6 +168,9 @@ corpus changed: use a fresh --dir)",
         &dir,
         quiet,
     )?;
+    if let Some(code) = stopped_at("evaluate", &evaluated) {
+        return Ok(code);
+    }
 
     // 6. analyze
     let stage_started = now_unix_s();
@@ -186,6 +212,22 @@ corpus changed: use a fresh --dir)",
     super::analyze::print_recommendations(&analysis)?;
     note(quiet, format!("report: {}", report_html.display()));
     Ok(super::stages::exit_code(&outcomes))
+}
+
+/// Exit code 1 when `outcome` stopped early: the stage has said why; the later stages are
+/// not run.
+fn stopped_at(stage: &str, outcome: &StageOutcome) -> Option<ExitCode> {
+    outcome.stopped.as_ref()?;
+    const STAGES: [&str; 5] = ["generate", "answer", "evaluate", "analyze", "report"];
+    let after = STAGES
+        .iter()
+        .position(|s| *s == stage)
+        .map_or(&STAGES[..0], |i| &STAGES[i + 1..]);
+    eprintln!(
+        "run stopped at {stage}; not run: {} (what is done is kept)",
+        after.join(", ")
+    );
+    Some(ExitCode::from(crate::output::EXIT_BAD_INPUT))
 }
 
 /// The resolved config as recorded in the manifest (without where it was read from).

@@ -124,6 +124,12 @@ fn report(stage: &str, outcome: &StageOutcome, usages: &[StageUsage], dir: &Path
             .unwrap_or_default();
         note(quiet, format!("  {}: {}{cost}", usage.role, usage.summary));
     }
+    if let Some(reason) = &outcome.stopped {
+        // Always shown, even with --quiet: it is why the exit code is 1.
+        eprintln!(
+            "{stage} stopped: {reason}; the items done are kept, rerun to go on once it is fixed"
+        );
+    }
     if !outcome.failures.is_empty() {
         // Failures are always shown, even with --quiet: they are why the exit code is 1.
         eprintln!(
@@ -166,6 +172,7 @@ fn record_stage(
         written: outcome.written,
         failed: outcome.failures.len(),
         failures: outcome.failures.clone(),
+        stopped: outcome.stopped.clone(),
         usage,
         ..StageRecord::default()
     };

@@ -69,7 +69,7 @@ pub struct ExportArgs {
     pub index: Option<PathBuf>,
     /// Also write ragas.csv or deepeval.csv (ragas and deepeval only): one row per question,
     /// list fields and additional_metadata as JSON text in their cells, for spreadsheets and
-    /// pandas.
+    /// pandas; a text that begins like a formula (`=`, `+`, `-`, `@`, …) gets a leading `'`.
     #[arg(long)]
     pub csv: bool,
 }

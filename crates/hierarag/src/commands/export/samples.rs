@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use hierarag_annotate::neutralize_cell;
 use hierarag_generate::BenchmarkRecord;
 use hierarag_index::Bm25Index;
 use hierarag_rag::AnswerRecord;
@@ -196,8 +197,10 @@ fn write_json_array(
 }
 
 /// A CSV of the rows: the `leading` columns that any row has, then every other key in the
-/// order first seen, then `trailing`. Strings are written as they are, lists and objects as
-/// JSON text, and a key a row lacks as an empty cell.
+/// order first seen, then `trailing`. Strings are written as their text, lists and objects as
+/// JSON text, and a key a row lacks as an empty cell; every cell but a number goes through
+/// [`neutralize_cell`], so that a spreadsheet shows a question like `=HYPERLINK(…)` as text
+/// (the JSON and JSONL files keep the exact text).
 fn write_csv(
     path: &Path,
     rows: &[Map<String, Value>],
@@ -222,14 +225,17 @@ fn write_csv(
         .chain(trailing.iter().copied().filter(|key| present(key)))
         .collect();
     let mut file = AtomicFile::create(path)?;
-    file.bytes(delimited_record(&columns, ',', true).as_bytes())?;
+    let header: Vec<_> = columns.iter().copied().map(neutralize_cell).collect();
+    file.bytes(delimited_record(&header, ',', true).as_bytes())?;
     for row in rows {
         let cells: Vec<String> = columns
             .iter()
             .map(|column| match row.get(*column) {
                 None | Some(Value::Null) => String::new(),
-                Some(Value::String(text)) => text.clone(),
-                Some(value) => value.to_string(),
+                // A number's text (`-0.5`) is data, not a formula.
+                Some(Value::Number(number)) => number.to_string(),
+                Some(Value::String(text)) => neutralize_cell(text).into_owned(),
+                Some(value) => neutralize_cell(&value.to_string()).into_owned(),
             })
             .collect();
         file.bytes(delimited_record(&cells, ',', true).as_bytes())?;
