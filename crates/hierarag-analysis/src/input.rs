@@ -157,6 +157,22 @@ pub struct Settings {
     pub seed: u64,
 }
 
+impl Settings {
+    /// Why the statistics cannot use these settings, if they cannot.
+    pub fn check(&self) -> Result<(), String> {
+        if self.nmi_bins < 2 {
+            return Err("the number of NMI bins (--bins, nmi_bins) must be at least 2".into());
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err("the confidence (--confidence) must be between 0 and 1, e.g. 0.95".into());
+        }
+        if !(self.epsilon >= 0.0 && self.epsilon.is_finite()) {
+            return Err("epsilon (--epsilon) must be a finite number ≥ 0".into());
+        }
+        Ok(())
+    }
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {

@@ -12,6 +12,7 @@ use crate::{jsonl, parquet_reader, textdir};
 
 /// The format of a corpus input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum CorpusFormat {
     /// One JSON object per line (`.jsonl`, `.ndjson`, `.json`).
@@ -19,6 +20,7 @@ pub enum CorpusFormat {
     /// Apache Parquet (`.parquet`), e.g. FineWeb shards.
     Parquet,
     /// A directory of `.txt` / `.md` files; the id is the path relative to the directory.
+    #[cfg_attr(feature = "clap", value(name = "textdir"))]
     TextDir,
 }
 
@@ -39,6 +41,7 @@ impl CorpusFormat {
 
 /// What to do with a bad record or an unreadable file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     /// Stop at the first problem with an error naming file, line/row and field.

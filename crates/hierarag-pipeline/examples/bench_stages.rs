@@ -443,7 +443,9 @@ fn main() {
         plan: &plan,
         documents: &documents,
         generator: &generator,
-        out_dir: dir.path(),
+        benchmark: &dir.path().join("benchmark.jsonl"),
+        rejects: &dir.path().join("rejects.jsonl"),
+        failures: &dir.path().join("generate.failures.jsonl"),
         concurrency: in_progress,
     };
     let generate = measure(gauge, || {
@@ -466,7 +468,8 @@ fn main() {
     let stage = AnswerStage {
         benchmark: &benchmark,
         answerer: &answerer,
-        out_dir: dir.path(),
+        answers: &dir.path().join("answers.jsonl"),
+        failures: &dir.path().join("answer.failures.jsonl"),
         concurrency: in_progress,
         seed: 1,
     };

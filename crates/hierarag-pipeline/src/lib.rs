@@ -1,24 +1,22 @@
-//! Run directories (DESIGN.md §2, §10): the stages that turn a plan into a benchmark, answers
-//! and scores, each appending finished records and resuming from them.
+//! The stages that turn a plan into a benchmark, answers and scores, each appending finished
+//! records to the files it is given and resuming from them (the run directory's layout and
+//! manifest are `hierarag-run`'s).
 //!
 //! - [`Journal`]: an append-only JSONL file; reopening it cuts off a torn last line and tells
 //!   which ids are done; [`Journal::finish`] puts a finished file in plan order atomically (from
 //!   a copy in plan order kept as items complete, or as [`sort_records`] does), so a run killed
 //!   and resumed ends with the same bytes as one that was not;
 //! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`]: one pass of a stage over the items
-//!   not yet done, concurrently, with failures recorded in `<stage>.failures.jsonl` and
+//!   not yet done, concurrently, with failures recorded in the stage's failures file and
 //!   retried by the next pass. Generation and answering run their items as tasks on the
 //!   runtime's worker threads (the stage's own task prepares items and writes records, off the
 //!   path from one item to the next); records of items that finish within a few milliseconds
 //!   are appended with one write, after the response cache holds the replies behind them;
-//! - [`Manifest`]: `manifest.json` — config, version, seed, per-stage timings, inputs and
-//!   outputs with hashes, LLM usage and cost.
 //!
 //! The crate does no terminal output: stages report through [`Progress`].
 
 mod error;
 mod journal;
-mod manifest;
 mod ordered;
 mod pool;
 mod stages;
@@ -28,11 +26,7 @@ pub use journal::{
     FinishedFrom, Journal, file_fingerprint, file_sha256, read_input, read_records, read_values,
     retain_records, sort_records, write_atomic, write_values_atomic,
 };
-pub use manifest::{
-    Failure, MANIFEST_FILE, Manifest, OutputFile, StageRecord, StageUsage, now_unix_s,
-};
 pub use stages::{
-    ANSWERS_FILE, AnswerStage, BENCHMARK_FILE, EvaluateStage, GenerateStage, NoProgress, PLAN_FILE,
-    Progress, REJECTS_FILE, SCORES_FILE, ScoreRecord, StageOutcome, answer_seed, cosine,
-    failures_file, score,
+    AnswerStage, EvaluateStage, Failure, GenerateStage, NoProgress, Progress, ScoreRecord,
+    StageOutcome, answer_seed, cosine, score,
 };

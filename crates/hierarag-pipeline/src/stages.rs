@@ -2,7 +2,7 @@
 //! resume from what is there, record failures, end in plan order.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use hierarag_generate::{BenchmarkRecord, Generator, ItemOutcome, SourceDocument};
@@ -15,18 +15,14 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::PipelineError;
 use crate::journal::{Journal, retain_records, write_values_atomic};
-use crate::manifest::Failure;
 use crate::pool::{Owned, Pool};
 
-pub const PLAN_FILE: &str = "plan.jsonl";
-pub const BENCHMARK_FILE: &str = "benchmark.jsonl";
-pub const REJECTS_FILE: &str = "rejects.jsonl";
-pub const ANSWERS_FILE: &str = "answers.jsonl";
-pub const SCORES_FILE: &str = "scores.jsonl";
-
-/// The file listing a stage's failed items (rewritten by every pass; absent when none failed).
-pub fn failures_file(dir: &Path, stage: &str) -> PathBuf {
-    dir.join(format!("{stage}.failures.jsonl"))
+/// An item a stage could not do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub stage: String,
+    pub item_id: String,
+    pub reason: String,
 }
 
 /// How a stage reports progress (the binary draws bars; tests pass [`NoProgress`]).
@@ -104,11 +100,11 @@ another plan or benchmark: use a fresh run directory or remove the file",
     )))
 }
 
-fn write_failures(dir: &Path, stage: &str, failures: &[Failure]) -> Result<(), PipelineError> {
-    let path = failures_file(dir, stage);
+/// Rewrites a stage's failures file with this pass's failures (removes it when none failed).
+fn write_failures(path: &Path, failures: &[Failure]) -> Result<(), PipelineError> {
     if failures.is_empty() {
-        return match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(PipelineError::io(&path, e)),
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(PipelineError::io(path, e)),
             _ => Ok(()),
         };
     }
@@ -116,7 +112,7 @@ fn write_failures(dir: &Path, stage: &str, failures: &[Failure]) -> Result<(), P
         .iter()
         .map(|f| serde_json::to_value(f).expect("a failure serialises"))
         .collect();
-    write_values_atomic(&path, &values.iter().collect::<Vec<_>>())
+    write_values_atomic(path, &values.iter().collect::<Vec<_>>())
 }
 
 /// How often a stage writes the records of the items that finished since it last wrote:
@@ -148,8 +144,10 @@ pub struct GenerateStage<'a> {
     /// The text of every document the plan uses, by id.
     pub documents: &'a HashMap<String, String>,
     pub generator: &'a Generator<'a>,
-    /// Where `benchmark.jsonl`, `rejects.jsonl` and `generate.failures.jsonl` go.
-    pub out_dir: &'a Path,
+    /// The benchmark, its rejected candidates, and the items that failed in this pass.
+    pub benchmark: &'a Path,
+    pub rejects: &'a Path,
+    pub failures: &'a Path,
     /// Items in progress at once.
     pub concurrency: usize,
 }
@@ -159,13 +157,11 @@ impl GenerateStage<'_> {
     pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
         let started = Instant::now();
         let order = position_map(self.plan.iter().map(|i| i.item_id.as_str()));
-        let benchmark_path = self.out_dir.join(BENCHMARK_FILE);
-        let rejects_path = self.out_dir.join(REJECTS_FILE);
-        let mut benchmark = Journal::open(&benchmark_path, "id")?;
+        let mut benchmark = Journal::open(self.benchmark, "id")?;
         check_foreign(&benchmark, &order)?;
         // Rejects of items that did not finish are produced again when they are redone.
-        retain_records(&rejects_path, "item_id", benchmark.done())?;
-        let mut rejects = Journal::open_side(&rejects_path, "item_id")?;
+        retain_records(self.rejects, "item_id", benchmark.done())?;
+        let mut rejects = Journal::open_side(self.rejects, "item_id")?;
         // Both files are copied in plan order as items complete, so that ending the stage in
         // plan order costs little after the last reply.
         benchmark.copy_in_order(&order, &HashSet::new())?;
@@ -242,7 +238,7 @@ impl GenerateStage<'_> {
         rejects.finish(&order)?;
         without_refused(&mut failures, &stopped);
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
-        write_failures(self.out_dir, "generate", &failures)?;
+        write_failures(self.failures, &failures)?;
         Ok(StageOutcome {
             items: self.plan.len(),
             resumed,
@@ -279,8 +275,9 @@ pub fn answer_seed(run_seed: u64, id: &str) -> u64 {
 pub struct AnswerStage<'a> {
     pub benchmark: &'a [BenchmarkRecord],
     pub answerer: &'a Answerer<'a>,
-    /// Where `answers.jsonl` and `answer.failures.jsonl` go.
-    pub out_dir: &'a Path,
+    /// The answers, and the questions that failed in this pass.
+    pub answers: &'a Path,
+    pub failures: &'a Path,
     pub concurrency: usize,
     pub seed: u64,
 }
@@ -290,8 +287,7 @@ impl AnswerStage<'_> {
     pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
         let started = Instant::now();
         let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
-        let path = self.out_dir.join(ANSWERS_FILE);
-        let mut answers = Journal::open(&path, "id")?;
+        let mut answers = Journal::open(self.answers, "id")?;
         check_foreign(&answers, &order)?;
         answers.copy_in_order(&order, &HashSet::new())?;
         let todo: Vec<&BenchmarkRecord> = self
@@ -369,7 +365,7 @@ impl AnswerStage<'_> {
         answers.finish(&order)?;
         without_refused(&mut failures, &stopped);
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
-        write_failures(self.out_dir, "answer", &failures)?;
+        write_failures(self.failures, &failures)?;
         Ok(StageOutcome {
             items: self.benchmark.len(),
             resumed,
@@ -405,8 +401,9 @@ pub struct EvaluateStage<'a> {
     pub benchmark: &'a [BenchmarkRecord],
     pub answers: &'a [AnswerRecord],
     pub embedder: &'a Embedder,
-    /// Where `scores.jsonl` goes.
-    pub out_dir: &'a Path,
+    /// The scores, and the answers that could not be scored in this pass.
+    pub scores: &'a Path,
+    pub failures: &'a Path,
     /// Questions embedded per request (two texts each).
     pub batch: usize,
 }
@@ -432,8 +429,7 @@ impl EvaluateStage<'_> {
         }
         let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
         answered.sort_by_key(|a| order[&a.id]);
-        let path = self.out_dir.join(SCORES_FILE);
-        let mut scores = Journal::open(&path, "id")?;
+        let mut scores = Journal::open(self.scores, "id")?;
         check_foreign(&scores, &order)?;
         let todo: Vec<&AnswerRecord> = answered
             .iter()
@@ -476,7 +472,7 @@ impl EvaluateStage<'_> {
             progress.advance(batch.len() as u64);
         }
         scores.finish(&order)?;
-        write_failures(self.out_dir, "evaluate", &failures)?;
+        write_failures(self.failures, &failures)?;
         Ok(StageOutcome {
             items: answered.len(),
             resumed,

@@ -10,6 +10,7 @@ use crate::error::{PlanError, list};
 
 /// The built-in designs of the paper, plus `custom` (cells listed in a run config).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum DesignKind {
     /// Coarse level of every dimension, N questions per dimension (paper: 4 × 400).

@@ -20,6 +20,7 @@ pub struct RetrievedChunk {
 
 /// Which retriever answers questions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum RetrieverKind {
     /// BM25 over the index's chunks (the paper's).

@@ -2,7 +2,14 @@
 
 use std::path::PathBuf;
 
+use std::net::{IpAddr, Ipv4Addr};
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use hierarag_analysis::Metric;
+use hierarag_corpus::{CorpusFormat, OnError};
+use hierarag_plan::DesignKind;
+use hierarag_rag::RetrieverKind;
+use hierarag_run::export::ExportFormat;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -46,12 +53,14 @@ pub enum Command {
     /// dir with a manifest.json, shows one progress bar per stage, and resumes: rerun after an
     /// interruption and only the missing records are made. Ends with analysis.json, report.md
     /// and report.html. Exits 1 when any item failed, after naming the failed items.
-    Run(crate::commands::run::RunArgs),
-    /// Fetch the Wikipedia sample, index it, run its 10,033 titles as queries and score them.
+    Run(RunArgs),
+    /// Retrieval smoke test: fetch the Wikipedia sample, index it, run its 10,033 titles as
+    /// queries for their own articles and score them (the main job is `run`).
     ///
-    /// The quickest way to see every stage that exists so far working together. Everything is
-    /// written under --out; a second run reuses the index.
-    Quickstart(QuickstartArgs),
+    /// Everything is written under --out; a second run reuses the index. Also answers to its
+    /// old name, `quickstart`.
+    #[command(alias = "quickstart")]
+    Smoke(SmokeArgs),
     /// Build a BM25 index of a corpus (chunks of 512 words by default).
     Index(IndexArgs),
     /// Search an index with one query and print the best chunks or documents.
@@ -100,43 +109,31 @@ Options on the command line override the [design] table of --config."#)]
     Plan(PlanArgs),
     /// Generate the benchmark from a plan: questions and reference answers by an LLM, checked
     /// by an LLM filter (benchmark.jsonl, rejects.jsonl).
-    Generate(crate::commands::stages::GenerateArgs),
+    Generate(GenerateArgs),
     /// Answer the benchmark's questions with retrieval and an LLM (answers.jsonl).
-    Answer(crate::commands::stages::AnswerArgs),
+    Answer(AnswerArgs),
     /// Score every answer: AP, nDCG@10, Recall@10, RR, MiniLM cosine, ROUGE-1, BLEU,
     /// refusal (scores.jsonl).
-    Evaluate(crate::commands::stages::EvaluateArgs),
+    Evaluate(EvaluateArgs),
     /// Which dimension and granularity discriminate: per-category means, DiscPow, NMI, Δ,
     /// Coherence Ratio per split, factorial effects, bootstrap intervals (analysis.json).
-    Analyze(crate::commands::analyze::AnalyzeArgs),
+    Analyze(AnalyzeArgs),
     /// Write report.md and a self-contained report.html (tables, charts, recommendations,
     /// the questions with answers and scores) from a run directory's analysis.json.
-    Report(crate::commands::report::ReportArgs),
+    Report(ReportArgs),
     /// Export a run's benchmark for other tools: BEIR, Ragas, DeepEval, TREC qrels and runs.
-    Export(crate::commands::export::ExportArgs),
+    Export(ExportArgs),
     /// Human validation: sample questions to rate, add annotators, serve the rating app,
     /// export/import ratings as CSV, and compute agreement (annotations.sqlite, agreement.json).
     #[command(subcommand)]
-    Annotate(crate::commands::annotate::AnnotateCommand),
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum DesignArg {
-    /// Coarse level of every dimension, N per dimension.
-    Rq1,
-    /// Every level of every hierarchical dimension, N per (dimension, level).
-    Rq2,
-    /// Full factorial of two dimensions' coarse categories, N per cell.
-    Rq3,
-    /// Cells and counts from the [design] table of --config.
-    Custom,
+    Annotate(AnnotateCommand),
 }
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The design; may come from `kind` in the [design] table of --config instead.
     #[arg(long, value_enum)]
-    pub design: Option<DesignArg>,
+    pub design: Option<DesignKind>,
     #[command(flatten)]
     pub corpus: CorpusArgs,
     /// A taxonomy TOML file or DataMorgana .json; the built-in default when not given.
@@ -240,7 +237,7 @@ pub struct TaxonomyShowArgs {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ExportFormat {
+pub enum TaxonomyFormat {
     /// DataMorgana configuration JSON (question_categorizations / user_categorizations).
     Datamorgana,
     /// HieraRAG taxonomy TOML.
@@ -258,7 +255,7 @@ pub enum GranularityArg {
 pub struct TaxonomyExportArgs {
     /// Output format.
     #[arg(long, value_enum)]
-    pub format: ExportFormat,
+    pub format: TaxonomyFormat,
     /// A taxonomy TOML file or DataMorgana .json; the built-in default when not given.
     #[arg(long)]
     pub file: Option<PathBuf>,
@@ -278,7 +275,7 @@ pub struct CorpusArgs {
     pub inputs: Vec<String>,
     /// Input format; detected from each path when not given.
     #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    pub format: Option<CorpusFormat>,
     /// JSON field or Parquet column holding the document id.
     #[arg(long, default_value = "id")]
     pub id_field: String,
@@ -288,21 +285,8 @@ pub struct CorpusArgs {
     /// What to do with a bad record, a damaged Parquet row group, an unreadable or empty file:
     /// stop with an error naming file, line/row (or row group) and field, or skip it, record it
     /// in skipped.jsonl with the records lost and report the counts.
-    #[arg(long, value_enum, default_value_t = OnErrorArg::Fail)]
-    pub on_error: OnErrorArg,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FormatArg {
-    Jsonl,
-    Parquet,
-    Textdir,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnErrorArg {
-    Fail,
-    Skip,
+    #[arg(long, value_enum, default_value_t = OnError::Fail)]
+    pub on_error: OnError,
 }
 
 #[derive(Debug, Args)]
@@ -406,7 +390,7 @@ pub enum EvalCommand {
     Retrieval(EvalRetrievalArgs),
     /// ROUGE-1 F and sentence BLEU (and corpus BLEU) of predictions against references:
     /// `{id, reference, prediction}` JSONL lines in, per-pair and mean scores out.
-    Text(crate::commands::eval_text::EvalTextArgs),
+    Text(EvalTextArgs),
 }
 
 #[derive(Debug, Args)]
@@ -529,11 +513,446 @@ pub struct ModelsFetchArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct QuickstartArgs {
+pub struct SmokeArgs {
     /// Directory for the index, queries, qrels, run and evaluation.
-    #[arg(long, default_value = "runs/quickstart", value_name = "DIR")]
+    #[arg(long, default_value = "runs/smoke", value_name = "DIR")]
     pub out: PathBuf,
     /// Results per query.
     #[arg(short, default_value_t = 10)]
     pub k: usize,
+}
+
+/// `hierarag run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The run config (TOML): [run] dir and seed, [corpus], [design], [llm], … — see
+    /// examples/quickstart.toml.
+    #[arg(value_name = "CONFIG")]
+    pub config: PathBuf,
+    /// The run directory (overrides [run] dir).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Continue a run directory whose manifest records a different config (results made
+    /// with the old settings are kept and mixed with new ones).
+    #[arg(long)]
+    pub reconfigure: bool,
+    /// Do not send the one-token request to every configured endpoint before the run starts
+    /// (API key variables are still checked). Useful to rerun a run whose replies are all in
+    /// the response cache while the server is down.
+    #[arg(long)]
+    pub no_check_endpoints: bool,
+}
+
+/// `hierarag generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The plan (from `hierarag plan`).
+    #[arg(long, value_name = "FILE")]
+    pub plan: PathBuf,
+    /// The corpus the plan was made from (its documents' texts go into the prompts).
+    #[command(flatten)]
+    pub corpus: CorpusArgs,
+    /// A run config whose [llm], [generate], [filter] and [taxonomy] tables set the models
+    /// and settings; the embedded SmolLM2 with the defaults when not given.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where benchmark.jsonl and rejects.jsonl go [default: the plan's directory].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Candidates asked for per call (overrides the config).
+    #[arg(long, value_name = "K")]
+    pub candidates: Option<usize>,
+    /// Skip the filtering call: keep a candidate that passes the checks without a model.
+    #[arg(long)]
+    pub no_filter: bool,
+}
+
+/// `hierarag answer`.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// The benchmark (from `hierarag generate`).
+    #[arg(long, value_name = "FILE")]
+    pub benchmark: PathBuf,
+    /// The index of the corpus (from `hierarag index`).
+    #[arg(long, value_name = "DIR")]
+    pub index: PathBuf,
+    /// A run config whose [llm]/[answer] tables set the model and settings; the embedded
+    /// SmolLM2 with the defaults when not given.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The retriever (overrides [answer] retriever).
+    #[arg(long, value_enum)]
+    pub retriever: Option<RetrieverKind>,
+    /// Chunks given to the model (overrides [answer] top_k; default 10).
+    #[arg(long, value_name = "K")]
+    pub top_k: Option<usize>,
+    /// Sampling temperature (overrides [answer] temperature; default 0.6).
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// Seed of the answers' sampling (overrides [run] seed; default 42).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where answers.jsonl goes [default: the benchmark's directory].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `hierarag evaluate`.
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// The benchmark (reference answers and source documents).
+    #[arg(long, value_name = "FILE")]
+    pub benchmark: PathBuf,
+    /// The answers (from `hierarag answer`).
+    #[arg(long, value_name = "FILE")]
+    pub answers: PathBuf,
+    /// A run config whose [embeddings] table sets the embedding model; the embedded MiniLM
+    /// when not given.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where scores.jsonl goes [default: the answers' directory].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `hierarag analyze`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Statistics (docs/design.md, Analysis), per (set, dimension, level) of questions:
+  DiscPow   standard deviation of the category means of --metric (ddof 0)
+  range     max − min of those means
+  NMI       normalised mutual information of categories and --bins equal-frequency bins
+  Δ         DiscPow / DiscPow of the next coarser level (4.8× or −16%)
+  ρ         per split: σ_sib / (δ_vert + ε), σ_sib the std of the children's means,
+            δ_vert |parent mean − mean of the children's means|; > 2 well calibrated, < 1 poor
+Intervals are bootstrap percentile intervals (resampling within categories); the DiscPow
+p-value comes from shuffling category labels within the level. The recommended level of a
+dimension is the finest reached by steps whose DiscPow gain is supported by the interval of Δ."
+)]
+pub struct AnalyzeArgs {
+    /// A run directory: reads benchmark.jsonl, scores.jsonl, answers.jsonl (optional, for
+    /// corpus BLEU), taxonomy.toml and manifest.json there, writes analysis.json there.
+    #[arg(value_name = "RUN_DIR", required_unless_present_all = ["benchmark", "scores"])]
+    pub dir: Option<PathBuf>,
+    /// The benchmark (categories and reference answers) [default: RUN_DIR/benchmark.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub benchmark: Option<PathBuf>,
+    /// The scores [default: RUN_DIR/scores.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub scores: Option<PathBuf>,
+    /// The answers, for corpus BLEU per category [default: RUN_DIR/answers.jsonl if present].
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// The taxonomy (TOML or DataMorgana JSON) [default: RUN_DIR/taxonomy.toml, else the
+    /// built-in one].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    /// Where analysis.json goes [default: RUN_DIR, else the scores' directory].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Print analysis.json to stdout instead of the summary tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of the statistics; unset ones come from the run config's [analysis] table (in a
+/// run directory's manifest) or the defaults.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SettingsArgs {
+    /// The metric whose category means are compared: ap, ndcg_10, recall_10, rr, cs, rouge1,
+    /// bleu, refused [default: cs].
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<Metric>,
+    /// Degrees of freedom of the standard deviation (0 population, 1 sample) [default: 0].
+    #[arg(long, value_name = "N")]
+    pub ddof: Option<u32>,
+    /// Equal-frequency bins of the metric for NMI [default: 5].
+    #[arg(long, value_name = "N")]
+    pub bins: Option<usize>,
+    /// ε of the Coherence Ratio [default: 0.001].
+    #[arg(long, value_name = "X")]
+    pub epsilon: Option<f64>,
+    /// Bootstrap resamples; 0 for no intervals [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub bootstrap: Option<usize>,
+    /// Label permutations for the DiscPow p-value; 0 for none [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub permutations: Option<usize>,
+    /// Coverage of the intervals [default: 0.95].
+    #[arg(long, value_name = "X")]
+    pub confidence: Option<f64>,
+    /// Seed of the resampling [default: the run's seed, else 0].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// `hierarag report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run directory with analysis.json (from `hierarag analyze` or `hierarag run`); the
+    /// benchmark, answers, scores and manifest there fill the summary and the question table.
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// The taxonomy drawn in the report [default: RUN_DIR/taxonomy.toml, else the built-in
+    /// one].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    /// Where report.md and report.html go [default: RUN_DIR].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The report's title [default: "HieraRAG report: <run directory>"].
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+/// Writes files for other evaluation tools from a run directory: the benchmark's questions,
+/// reference answers and source documents, and, when the run has answers.jsonl, the RAG
+/// system's answers, retrieved chunks and document rankings.
+#[derive(Debug, Args)]
+#[command(after_long_help = "Files written under --out:
+  beir      corpus.jsonl     {\"_id\", \"title\": \"\", \"text\"}, every document of the corpus
+            queries.jsonl    {\"_id\", \"text\", \"metadata\": {\"<dimension>/<level>\": category, …,
+                             \"persona\": {name: persona}, \"set\", \"design\"}}
+            qrels/test.tsv   query-id, corpus-id, score (1 for each source document)
+            Load with beir's GenericDataLoader(data_folder=OUT).load(split=\"test\").
+  ragas     ragas.jsonl      {\"id\", \"user_input\", \"reference\", \"reference_contexts\",
+                             \"response\", \"retrieved_contexts\", \"<dimension>/<level>\": category,
+                             \"persona/<name>\": persona, \"set\", \"design\"}
+            Load with ragas' EvaluationDataset.from_jsonl(\"ragas.jsonl\"), which keeps the
+            SingleTurnSample fields and drops the rest.
+  deepeval  deepeval.json    a JSON array of Goldens, for
+                             EvaluationDataset().add_goldens_from_json_file(\"deepeval.json\")
+            deepeval.jsonl   the same objects, one a line: {\"input\", \"expected_output\",
+                             \"context\", \"actual_output\", \"retrieval_context\",
+                             \"additional_metadata\": {\"id\", \"categories\", \"persona\", \"set\",
+                             \"design\"}}
+  trec      qrels.txt        qid 0 docno 1, one line for each source document
+            run.txt          qid Q0 docno rank score tag, each answer's ranked documents, tagged
+                             with the retriever; `hierarag eval retrieval --qrels qrels.txt --run
+                             run.txt` gives the AP, nDCG@10, R@10 and RR of scores.jsonl
+
+reference_contexts and context are the full texts of the source documents, read from the corpus
+that the index was built from; retrieved_contexts and retrieval_context are the texts of the
+chunks the answering model was given, best first, read from the index. The answer fields
+(response, retrieved_contexts, actual_output, retrieval_context, run.txt) appear only for
+questions with an answer in answers.jsonl. A file is written under a temporary name and renamed
+when complete; files already in --out are replaced.")]
+pub struct ExportArgs {
+    /// The run directory: benchmark.jsonl (from `hierarag generate`) and, if the run has them,
+    /// answers.jsonl (from `hierarag answer`) and index/ (from `hierarag index`).
+    #[arg(long, value_name = "DIR")]
+    pub run: PathBuf,
+    /// The tool to export for; see the list of files below (--help).
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Where to write the files (created if missing) [default: RUN/export/FORMAT].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The index the run's answers were retrieved from, and whose manifest names the corpus
+    /// that document texts are read from; beir, ragas and deepeval need it [default: RUN/index].
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// Also write ragas.csv or deepeval.csv (ragas and deepeval only): one row per question,
+    /// list fields and additional_metadata as JSON text in their cells, for spreadsheets and
+    /// pandas; a text that begins like a formula (`=`, `+`, `-`, `@`, …) gets a leading `'`.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// `hierarag annotate …`.
+#[derive(Debug, Subcommand)]
+pub enum AnnotateCommand {
+    /// Draw the items to rate from a run's benchmark into RUN_DIR/annotations.sqlite.
+    ///
+    /// Stratified by (dimension, level) with proportional allocation (largest remainder, at
+    /// least one per stratum when --n allows), drawn uniformly within each stratum; factorial
+    /// questions count under their first category. --category-subset of the items also get the
+    /// category task: a blind pick among the categories of their level. The source documents
+    /// are read from the run's corpus (or --corpus). The same benchmark and seed give the same
+    /// store content.
+    Sample(SampleArgs),
+    /// Add annotators and print each one's token and link path (/a/<token>).
+    Annotators(AnnotatorsArgs),
+    /// Serve the rating app for the annotators of a run directory.
+    Serve(ServeArgs),
+    /// Write every (item, annotator) pair as a CSV row, rated or not, for spreadsheets.
+    Export(RatingsExportArgs),
+    /// Read ratings from a CSV (as written by `export`); every row is checked before anything
+    /// is written.
+    Import(ImportArgs),
+    /// Agreement of the annotators: Fleiss' κ per scale, answer quality, category agreement
+    /// against chance, Cohen's κ per pair, and the link to the Coherence Ratio
+    /// (RUN_DIR/agreement.json).
+    #[command(after_help = "Definitions (docs/design.md, Human validation):
+  κ per scale       Fleiss' κ over the items rated on the scale by every annotator who used it
+  acceptable        mean correctness over the item's raters ≥ 2
+  hallucination-free every rater gave hallucination 0
+  answerable        mean answerability ≥ 2
+  exact             the category pick is the intended category (chance 1/|choices|)
+  parent-match      the pick is the intended category or a sibling (same parent); chance
+                    |intended and siblings|/|choices|, e.g. 2/8 on a fine level in pairs
+  p                 one-sided binomial p-value of the hits against chance
+  r (ρ)             point-biserial r between 'every pick on the item is a parent-match' and the
+                    Coherence Ratio of the split the item's category belongs to (analysis.json)")]
+    Agreement(AgreementArgs),
+}
+
+/// `hierarag annotate sample`.
+#[derive(Debug, Args)]
+pub struct SampleArgs {
+    /// A run directory with benchmark.jsonl and manifest.json.
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// Items to sample.
+    #[arg(long, default_value_t = 110)]
+    pub n: usize,
+    /// Sampled items that also get the category task.
+    #[arg(long, default_value_t = 60, value_name = "N")]
+    pub category_subset: usize,
+    /// Seed of every random choice [default: the run's seed, else 42].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Corpus inputs to read the documents from [default: the run config's, from
+    /// manifest.json].
+    #[arg(long = "corpus", num_args = 1.., value_name = "PATH")]
+    pub corpus: Vec<String>,
+    /// Corpus format [default: the run config's, else detected from each path].
+    #[arg(long, value_enum)]
+    pub format: Option<CorpusFormat>,
+    /// JSON field or Parquet column holding the document id [default: the run config's, else
+    /// id].
+    #[arg(long)]
+    pub id_field: Option<String>,
+    /// JSON field or Parquet column holding the document text [default: the run config's,
+    /// else text].
+    #[arg(long)]
+    pub text_field: Option<String>,
+    /// The taxonomy (TOML or DataMorgana JSON) [default: RUN_DIR/taxonomy.toml, else the
+    /// built-in one].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    /// Replace an existing annotations.sqlite (its ratings are lost).
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+/// `hierarag annotate annotators`.
+#[derive(Debug, Args)]
+pub struct AnnotatorsArgs {
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// An annotator to add (repeatable); an existing name keeps its token.
+    #[arg(long = "add", value_name = "NAME")]
+    pub add: Vec<String>,
+}
+
+/// `hierarag annotate export`.
+#[derive(Debug, Args)]
+pub struct RatingsExportArgs {
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// Where the CSV goes; `-` for stdout [default: RUN_DIR/ratings.csv].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `hierarag annotate import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// The CSV: columns item_id, annotator, correctness (0–3), hallucination (0–2),
+    /// answerability (0–3), category_pick, note; others are ignored. Empty cells are "not
+    /// rated"; rows with every rating cell empty are skipped.
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// Add annotators the store does not know instead of rejecting their rows.
+    #[arg(long)]
+    pub add_annotators: bool,
+}
+
+/// `hierarag annotate agreement`.
+#[derive(Debug, Args)]
+pub struct AgreementArgs {
+    /// A run directory with annotations.sqlite (and analysis.json for the Coherence Ratio).
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// Print agreement.json to stdout instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hierarag annotate serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The run directory with annotations.sqlite (from `hierarag annotate sample`).
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// The address to listen on; anything but a loopback address needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1", value_parser = parse_host)]
+    pub host: IpAddr,
+    /// The port to listen on (0: any free port).
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+    /// Let other machines connect (a non-loopback --host). Annotators' tokens are then the only
+    /// access control, so at least one annotator must exist; the app speaks plain HTTP, so put
+    /// it behind TLS on an untrusted network.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Add an annotator with this name before serving (repeatable); an existing name keeps its
+    /// token.
+    #[arg(long = "annotator", value_name = "NAME")]
+    pub annotators: Vec<String>,
+}
+
+/// An IP address, or `localhost` for 127.0.0.1.
+fn parse_host(text: &str) -> Result<IpAddr, String> {
+    if text.eq_ignore_ascii_case("localhost") {
+        return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    text.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .map_err(|_| format!("`{text}` is not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)"))
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = "Semantics (docs/design.md, Metrics):
+  ROUGE-1  precision, recall and F of unigram overlap, equal to rouge-score 0.1.2's
+           RougeScorer(['rouge1'], use_stemmer=False): lowercase, tokens are runs of [a-z0-9]
+           (accented and non-Latin letters separate tokens and vanish), counted with
+           multiplicity. 0 to 1.
+  BLEU     sentence BLEU equal to sacrebleu 2.6.0's sentence_bleu(prediction, [reference]):
+           13a tokenizer, case-sensitive, exp smoothing, effective order. 0 to 100.
+  corpus   sacrebleu's corpus_bleu(predictions, [references]) over all pairs: n-gram statistics
+           summed before scoring, no effective order; not the mean of sentence BLEU.
+  mean     the arithmetic mean of the per-pair values.
+
+Example line of --pairs:
+  {\"id\": \"q17\", \"reference\": \"The tower was built in 1841.\", \"prediction\": \"In 1841.\"}")]
+pub struct EvalTextArgs {
+    /// JSONL file of pairs, one JSON object per line with the string fields `id` (unique),
+    /// `reference` (the reference answer) and `prediction` (the generated answer); other fields
+    /// are ignored and blank lines skipped.
+    #[arg(long, value_name = "FILE")]
+    pub pairs: PathBuf,
+    /// Print JSON instead of a table: `{"pairs": [{id, rouge1: {precision, recall, fmeasure},
+    /// bleu}], "mean": {rouge1: {...}, bleu}, "corpus_bleu": ...}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_parse() {
+        assert_eq!(parse_host("localhost"), Ok(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+        assert_eq!(parse_host("0.0.0.0"), Ok(IpAddr::V4(Ipv4Addr::UNSPECIFIED)));
+        assert_eq!(parse_host("[::1]"), Ok("::1".parse().unwrap()));
+        assert!(parse_host("example.com").is_err());
+    }
 }

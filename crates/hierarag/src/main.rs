@@ -1,11 +1,12 @@
-//! `hierarag`: the command-line entry point. Each subcommand is one pipeline stage reading and
-//! writing files (DESIGN.md §2); this crate parses arguments, shows progress and maps failures to
-//! exit codes, and leaves the work to the library crates.
+//! `hierarag`: the command-line entry point. This crate parses arguments (`cli`), resolves
+//! them into settings (`settings`), prints (`printer`, `tables`) and maps failures to exit
+//! codes; the work is done by the library crates (`hierarag-run` and those below it).
 
 mod cli;
 mod commands;
-mod output;
-mod run_config;
+mod printer;
+mod settings;
+mod tables;
 
 use std::process::ExitCode;
 
@@ -18,7 +19,7 @@ fn main() -> ExitCode {
             // --help and --version print and succeed; a bad option is bad input (exit 1, as
             // documented), not clap's default 2, which we keep for internal errors.
             let code = if error.use_stderr() {
-                output::EXIT_BAD_INPUT
+                printer::EXIT_BAD_INPUT
             } else {
                 0
             };
@@ -26,15 +27,15 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    output::init_logging(cli.global.quiet, cli.global.verbose);
+    printer::init_logging(cli.global.quiet, cli.global.verbose);
     match commands::run(cli) {
         Ok(code) => code,
         Err(error) => {
-            if output::is_broken_pipe(&error) {
+            if printer::is_broken_pipe(&error) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("error: {error:#}");
-            output::exit_code_for(&error)
+            printer::exit_code_for(&error)
         }
     }
 }

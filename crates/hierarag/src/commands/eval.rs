@@ -1,26 +1,12 @@
 //! `hierarag eval retrieval`.
 
-use std::io::{BufReader, Write};
-use std::path::Path;
+use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use hierarag_metrics::{Evaluation, Qrels, QueryMetrics, Run, evaluate};
+use hierarag_metrics::{Evaluation, QueryMetrics};
+use hierarag_run::retrieval::evaluate_files;
 
 use crate::cli::EvalRetrievalArgs;
-
-fn open(path: &Path) -> anyhow::Result<BufReader<std::fs::File>> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    Ok(BufReader::new(file))
-}
-
-/// Reads qrels and run files and evaluates them.
-pub fn evaluate_files(qrels: &Path, run: &Path) -> anyhow::Result<Evaluation> {
-    let qrels = Qrels::from_reader(open(qrels)?, &qrels.display().to_string())?;
-    let run = Run::from_reader(open(run)?, &run.display().to_string())?;
-    Ok(evaluate(&qrels, &run))
-}
 
 pub fn run(args: &EvalRetrievalArgs) -> anyhow::Result<ExitCode> {
     let evaluation = evaluate_files(&args.qrels, &args.run)?;

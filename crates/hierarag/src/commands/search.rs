@@ -4,18 +4,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use hierarag_index::{Bm25Index, Level};
+use hierarag_index::Bm25Index;
 use serde::Serialize;
 
-use crate::cli::{LevelArg, SearchArgs};
-use crate::output::snippet;
-
-pub fn level(arg: LevelArg) -> Level {
-    match arg {
-        LevelArg::Doc => Level::Doc,
-        LevelArg::Chunk => Level::Chunk,
-    }
-}
+use crate::cli::SearchArgs;
+use crate::printer::snippet;
+use crate::settings::level;
 
 #[derive(Serialize)]
 struct SearchResult {

@@ -1,32 +1,14 @@
 //! `hierarag taxonomy show|validate|init|export`.
 
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use hierarag_taxonomy::{DEFAULT_TAXONOMY_TOML, Dimension, Granularity, SvgOptions, Taxonomy};
+use hierarag_taxonomy::{DEFAULT_TAXONOMY_TOML, Dimension, Granularity, SvgOptions};
 
-use crate::cli::{ExportFormat, GranularityArg, TaxonomyCommand};
+use hierarag_run::taxonomy::load;
 
-/// Reads a taxonomy: TOML, or a DataMorgana configuration when the file ends in `.json`.
-pub fn load(path: Option<&Path>) -> anyhow::Result<Taxonomy> {
-    let Some(path) = path else {
-        return Ok(Taxonomy::default_taxonomy());
-    };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    let name = path.display().to_string();
-    let is_json = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    let taxonomy = if is_json {
-        Taxonomy::from_datamorgana_json(&text, &name)?
-    } else {
-        Taxonomy::from_toml_str(&text, &name)?
-    };
-    Ok(taxonomy)
-}
+use crate::cli::{GranularityArg, TaxonomyCommand, TaxonomyFormat};
 
 pub fn run(command: &TaxonomyCommand) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
@@ -90,8 +72,8 @@ pub fn run(command: &TaxonomyCommand) -> anyhow::Result<ExitCode> {
         TaxonomyCommand::Export(args) => {
             let taxonomy = load(args.file.as_deref())?;
             match args.format {
-                ExportFormat::Toml => out.write_all(taxonomy.to_toml_string().as_bytes())?,
-                ExportFormat::Datamorgana => {
+                TaxonomyFormat::Toml => out.write_all(taxonomy.to_toml_string().as_bytes())?,
+                TaxonomyFormat::Datamorgana => {
                     let granularity = match args.granularity {
                         GranularityArg::Coarse => Granularity::Coarse,
                         GranularityArg::Medium => Granularity::Medium,

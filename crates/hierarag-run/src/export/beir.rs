@@ -9,19 +9,20 @@ use hierarag_index::Bm25Index;
 use serde_json::{Value, json};
 
 use super::files::{AtomicFile, delimited_record};
+use super::note;
 use super::{
     RunInputs, category_labels, check_documents_found, corpus_context, corpus_on_error,
     persona_object, unique_doc_ids, wrote,
 };
-use crate::output::{note, progress_bar};
+use crate::reporter::Reporter;
 
 pub(super) fn write(
     inputs: &RunInputs,
     index: &Bm25Index,
     out: &Path,
-    quiet: bool,
+    reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
-    write_corpus(inputs, index, &out.join("corpus.jsonl"), quiet)?;
+    write_corpus(inputs, index, &out.join("corpus.jsonl"), reporter)?;
 
     let mut queries = AtomicFile::create(&out.join("queries.jsonl"))?;
     for record in &inputs.benchmark {
@@ -37,7 +38,11 @@ pub(super) fn write(
     }
     let path = queries.path().to_path_buf();
     queries.finish()?;
-    wrote(quiet, &path, format!("{} queries", inputs.benchmark.len()));
+    wrote(
+        reporter,
+        &path,
+        format!("{} queries", inputs.benchmark.len()),
+    );
 
     let qrels_dir = out.join("qrels");
     std::fs::create_dir_all(&qrels_dir)
@@ -55,7 +60,7 @@ pub(super) fn write(
     let path = qrels.path().to_path_buf();
     qrels.finish()?;
     wrote(
-        quiet,
+        reporter,
         &path,
         format!(
             "{n_judgments} judgments for {} queries",
@@ -70,17 +75,13 @@ fn write_corpus(
     inputs: &RunInputs,
     index: &Bm25Index,
     path: &Path,
-    quiet: bool,
+    reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
     let sources = inputs.source_documents();
     let wanted: HashSet<&str> = sources.iter().copied().collect();
     let mut found: HashSet<String> = HashSet::with_capacity(wanted.len());
     let expected = index.manifest().counts.documents;
-    let bar = progress_bar(
-        quiet,
-        Some(expected),
-        "   corpus [{bar:30}] {pos}/{len} documents {per_sec} eta {eta} [{elapsed}]",
-    );
+    let bar = reporter.counter("corpus", "documents", Some(expected));
     let mut file = AtomicFile::create(path)?;
     let mut n_documents: u64 = 0;
     let spec = &index.manifest().corpus.spec;
@@ -98,13 +99,13 @@ fn write_corpus(
             bar.set_position(n_documents);
         }
     }
-    bar.finish_and_clear();
+    drop(bar);
     check_documents_found(index, &sources, |id| found.contains(id))?;
     file.finish()?;
-    wrote(quiet, path, format!("{n_documents} documents"));
+    wrote(reporter, path, format!("{n_documents} documents"));
     if n_documents != expected {
         note(
-            quiet,
+            reporter,
             format!(
                 "warning: the corpus now has {n_documents} documents, but the index {} was built \
                  from {expected}: the corpus changed since it was indexed",

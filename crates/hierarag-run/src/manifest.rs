@@ -1,17 +1,14 @@
 //! `manifest.json` at the root of a run directory: what ran, with what, and what it cost.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hierarag_llm::UsageSummary;
 use serde::{Deserialize, Serialize};
 
-use crate::error::PipelineError;
-use crate::journal::write_atomic;
+use hierarag_pipeline::{Failure, PipelineError, write_atomic};
 
-/// The file name of the manifest inside a run directory.
-pub const MANIFEST_FILE: &str = "manifest.json";
+use crate::layout::RunDir;
 
 /// A run's manifest (DESIGN.md §2): the resolved config, the tool version, seeds, model
 /// identifiers, input and output hashes, per-stage timings and LLM usage.
@@ -66,14 +63,6 @@ pub struct OutputFile {
     pub records: usize,
 }
 
-/// An item a stage could not do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Failure {
-    pub stage: String,
-    pub item_id: String,
-    pub reason: String,
-}
-
 /// A client's usage in one stage, with its role and cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageUsage {
@@ -95,8 +84,8 @@ pub fn now_unix_s() -> u64 {
 
 impl Manifest {
     /// Reads `manifest.json` from a run directory; a missing one is a fresh manifest.
-    pub fn load(run_dir: &Path) -> Result<Manifest, PipelineError> {
-        let path = run_dir.join(MANIFEST_FILE);
+    pub fn load(run: &RunDir) -> Result<Manifest, PipelineError> {
+        let path = run.manifest();
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| PipelineError::Record {
                 path,
@@ -108,27 +97,27 @@ impl Manifest {
                 version: env!("CARGO_PKG_VERSION").into(),
                 ..Manifest::default()
             }),
-            Err(e) => Err(PipelineError::io(path, e)),
+            Err(source) => Err(PipelineError::Io { path, source }),
         }
     }
 
     /// Writes the manifest atomically.
-    pub fn save(&self, run_dir: &Path) -> Result<(), PipelineError> {
+    pub fn save(&self, run: &RunDir) -> Result<(), PipelineError> {
         let mut bytes = serde_json::to_vec_pretty(self).expect("a manifest serialises");
         bytes.push(b'\n');
-        write_atomic(&run_dir.join(MANIFEST_FILE), &bytes)
+        write_atomic(&run.manifest(), &bytes)
     }
 
     /// Loads, changes and saves the manifest of `run_dir` in one step.
     pub fn update(
-        run_dir: &Path,
+        run: &RunDir,
         change: impl FnOnce(&mut Manifest),
     ) -> Result<Manifest, PipelineError> {
-        let mut manifest = Manifest::load(run_dir)?;
+        let mut manifest = Manifest::load(run)?;
         manifest.tool = "hierarag".into();
         manifest.version = env!("CARGO_PKG_VERSION").into();
         change(&mut manifest);
-        manifest.save(run_dir)?;
+        manifest.save(run)?;
         Ok(manifest)
     }
 }

@@ -14,6 +14,7 @@ use super::files::{AtomicFile, delimited_record};
 use super::{
     RunInputs, category_labels, chunk_texts, document_texts, persona_object, unique_doc_ids, wrote,
 };
+use crate::reporter::Reporter;
 
 /// Which tool's field names to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,9 +38,9 @@ pub(super) fn write(
     index: &Bm25Index,
     out: &Path,
     csv: bool,
-    quiet: bool,
+    reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
-    let documents = document_texts(index, &inputs.source_documents(), quiet)?;
+    let documents = document_texts(index, &inputs.source_documents(), reporter)?;
     let chunks = chunk_texts(index, &inputs.answers)?;
     let answers = inputs.answers_by_id();
     let samples: Vec<Sample> = inputs
@@ -66,7 +67,7 @@ pub(super) fn write(
         Tool::Ragas => {
             let rows: Vec<Map<String, Value>> = samples.iter().map(ragas_row).collect();
             let what = format!("{} samples, {n_answered} with a response", rows.len());
-            write_jsonl(&out.join("ragas.jsonl"), &rows, &what, quiet)?;
+            write_jsonl(&out.join("ragas.jsonl"), &rows, &what, reporter)?;
             if csv {
                 let leading = [
                     "id",
@@ -88,14 +89,14 @@ pub(super) fn write(
                 }
                 trailing.extend(["set".to_string(), "design".to_string()]);
                 let trailing: Vec<&str> = trailing.iter().map(String::as_str).collect();
-                write_csv(&out.join("ragas.csv"), &rows, &leading, &trailing, quiet)?;
+                write_csv(&out.join("ragas.csv"), &rows, &leading, &trailing, reporter)?;
             }
         }
         Tool::Deepeval => {
             let rows: Vec<Map<String, Value>> = samples.iter().map(deepeval_row).collect();
             let what = format!("{} goldens, {n_answered} with an actual output", rows.len());
-            write_json_array(&out.join("deepeval.json"), &rows, &what, quiet)?;
-            write_jsonl(&out.join("deepeval.jsonl"), &rows, &what, quiet)?;
+            write_json_array(&out.join("deepeval.json"), &rows, &what, reporter)?;
+            write_jsonl(&out.join("deepeval.jsonl"), &rows, &what, reporter)?;
             if csv {
                 let leading = [
                     "input",
@@ -105,7 +106,7 @@ pub(super) fn write(
                     "retrieval_context",
                     "additional_metadata",
                 ];
-                write_csv(&out.join("deepeval.csv"), &rows, &leading, &[], quiet)?;
+                write_csv(&out.join("deepeval.csv"), &rows, &leading, &[], reporter)?;
             }
         }
     }
@@ -166,14 +167,14 @@ fn write_jsonl(
     path: &Path,
     rows: &[Map<String, Value>],
     what: &str,
-    quiet: bool,
+    reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
     let mut file = AtomicFile::create(path)?;
     for row in rows {
         file.json_line(row)?;
     }
     file.finish()?;
-    wrote(quiet, path, what);
+    wrote(reporter, path, what);
     Ok(())
 }
 
@@ -182,7 +183,7 @@ fn write_json_array(
     path: &Path,
     rows: &[Map<String, Value>],
     what: &str,
-    quiet: bool,
+    reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
     let mut file = AtomicFile::create(path)?;
     file.bytes(b"[")?;
@@ -192,7 +193,7 @@ fn write_json_array(
     }
     file.bytes(b"\n]\n")?;
     file.finish()?;
-    wrote(quiet, path, what);
+    wrote(reporter, path, what);
     Ok(())
 }
 
@@ -206,7 +207,7 @@ fn write_csv(
     rows: &[Map<String, Value>],
     leading: &[&str],
     trailing: &[&str],
-    quiet: bool,
+    reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
     let mut seen: HashSet<&str> = HashSet::new();
     let mut middle: Vec<&str> = Vec::new();
@@ -242,7 +243,7 @@ fn write_csv(
     }
     file.finish()?;
     wrote(
-        quiet,
+        reporter,
         path,
         format!("{} rows of {} columns", rows.len(), columns.len()),
     );

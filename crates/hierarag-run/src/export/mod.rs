@@ -1,4 +1,4 @@
-//! `hierarag export`: a run's benchmark (and answers) in other tools' formats.
+//! A run's benchmark (and answers) in other tools' formats: BEIR, Ragas, DeepEval, TREC.
 
 mod beir;
 mod files;
@@ -7,75 +7,21 @@ mod trec;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use clap::{Args, ValueEnum};
 use hierarag_corpus::{OnError, split_chunk_id};
 use hierarag_generate::BenchmarkRecord;
 use hierarag_index::Bm25Index;
-use hierarag_pipeline::{ANSWERS_FILE, BENCHMARK_FILE, read_input};
+use hierarag_pipeline::read_input;
 use hierarag_rag::AnswerRecord;
 use serde_json::{Map, Value};
 
-use crate::output::note;
-
-/// Writes files for other evaluation tools from a run directory: the benchmark's questions,
-/// reference answers and source documents, and, when the run has answers.jsonl, the RAG
-/// system's answers, retrieved chunks and document rankings.
-#[derive(Debug, Args)]
-#[command(after_long_help = "Files written under --out:
-  beir      corpus.jsonl     {\"_id\", \"title\": \"\", \"text\"}, every document of the corpus
-            queries.jsonl    {\"_id\", \"text\", \"metadata\": {\"<dimension>/<level>\": category, …,
-                             \"persona\": {name: persona}, \"set\", \"design\"}}
-            qrels/test.tsv   query-id, corpus-id, score (1 for each source document)
-            Load with beir's GenericDataLoader(data_folder=OUT).load(split=\"test\").
-  ragas     ragas.jsonl      {\"id\", \"user_input\", \"reference\", \"reference_contexts\",
-                             \"response\", \"retrieved_contexts\", \"<dimension>/<level>\": category,
-                             \"persona/<name>\": persona, \"set\", \"design\"}
-            Load with ragas' EvaluationDataset.from_jsonl(\"ragas.jsonl\"), which keeps the
-            SingleTurnSample fields and drops the rest.
-  deepeval  deepeval.json    a JSON array of Goldens, for
-                             EvaluationDataset().add_goldens_from_json_file(\"deepeval.json\")
-            deepeval.jsonl   the same objects, one a line: {\"input\", \"expected_output\",
-                             \"context\", \"actual_output\", \"retrieval_context\",
-                             \"additional_metadata\": {\"id\", \"categories\", \"persona\", \"set\",
-                             \"design\"}}
-  trec      qrels.txt        qid 0 docno 1, one line for each source document
-            run.txt          qid Q0 docno rank score tag, each answer's ranked documents, tagged
-                             with the retriever; `hierarag eval retrieval --qrels qrels.txt --run
-                             run.txt` gives the AP, nDCG@10, R@10 and RR of scores.jsonl
-
-reference_contexts and context are the full texts of the source documents, read from the corpus
-that the index was built from; retrieved_contexts and retrieval_context are the texts of the
-chunks the answering model was given, best first, read from the index. The answer fields
-(response, retrieved_contexts, actual_output, retrieval_context, run.txt) appear only for
-questions with an answer in answers.jsonl. A file is written under a temporary name and renamed
-when complete; files already in --out are replaced.")]
-pub struct ExportArgs {
-    /// The run directory: benchmark.jsonl (from `hierarag generate`) and, if the run has them,
-    /// answers.jsonl (from `hierarag answer`) and index/ (from `hierarag index`).
-    #[arg(long, value_name = "DIR")]
-    pub run: PathBuf,
-    /// The tool to export for; see the list of files below (--help).
-    #[arg(long, value_enum)]
-    pub format: ExportFormat,
-    /// Where to write the files (created if missing) [default: RUN/export/FORMAT].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// The index the run's answers were retrieved from, and whose manifest names the corpus
-    /// that document texts are read from; beir, ragas and deepeval need it [default: RUN/index].
-    #[arg(long, value_name = "DIR")]
-    pub index: Option<PathBuf>,
-    /// Also write ragas.csv or deepeval.csv (ragas and deepeval only): one row per question,
-    /// list fields and additional_metadata as JSON text in their cells, for spreadsheets and
-    /// pandas; a text that begins like a formula (`=`, `+`, `-`, `@`, …) gets a leading `'`.
-    #[arg(long)]
-    pub csv: bool,
-}
+use crate::layout::RunDir;
+use crate::reporter::Reporter;
 
 /// The tools `hierarag export` writes for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ExportFormat {
     /// BEIR retrieval benchmark: corpus.jsonl, queries.jsonl, qrels/test.tsv.
     Beir,
@@ -88,7 +34,7 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             ExportFormat::Beir => "beir",
             ExportFormat::Ragas => "ragas",
@@ -98,44 +44,60 @@ impl ExportFormat {
     }
 }
 
-pub fn run(args: &ExportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    if args.csv && !matches!(args.format, ExportFormat::Ragas | ExportFormat::Deepeval) {
+/// What `hierarag export` writes, where from and where to.
+#[derive(Debug, Clone)]
+pub struct ExportRequest {
+    pub run: RunDir,
+    pub format: ExportFormat,
+    /// Where the files go [default: RUN/export/FORMAT].
+    pub out: Option<PathBuf>,
+    /// The index the answers were retrieved from [default: RUN/index].
+    pub index: Option<PathBuf>,
+    /// Also ragas.csv / deepeval.csv.
+    pub csv: bool,
+}
+
+/// Writes the files of `request`; returns the directory they are in.
+pub fn export(request: &ExportRequest, reporter: &dyn Reporter) -> anyhow::Result<PathBuf> {
+    let format = request.format;
+    if request.csv && !matches!(format, ExportFormat::Ragas | ExportFormat::Deepeval) {
         bail!(
             "--csv applies to --format ragas and deepeval; {} writes no CSV",
-            args.format.name()
+            format.name()
         );
     }
-    let inputs = RunInputs::read(&args.run)?;
-    let index_dir = args.index.clone().unwrap_or_else(|| args.run.join("index"));
+    let inputs = RunInputs::read(&request.run)?;
+    let index_dir = request.index.clone().unwrap_or_else(|| request.run.index());
     // Opened before anything is written, so that a missing index leaves no empty --out behind.
-    let index = match args.format {
+    let index = match format {
         ExportFormat::Trec => None,
         format => Some(open_index(&index_dir, format)?),
     };
-    let out = args
+    let out = request
         .out
         .clone()
-        .unwrap_or_else(|| args.run.join("export").join(args.format.name()));
+        .unwrap_or_else(|| request.run.root().join("export").join(format.name()));
     std::fs::create_dir_all(&out).with_context(|| format!("{}: cannot create", out.display()))?;
-    match (args.format, &index) {
-        (ExportFormat::Beir, Some(index)) => beir::write(&inputs, index, &out, quiet)?,
+    match (format, &index) {
+        (ExportFormat::Beir, Some(index)) => beir::write(&inputs, index, &out, reporter)?,
         (ExportFormat::Ragas, Some(index)) => {
-            samples::write(samples::Tool::Ragas, &inputs, index, &out, args.csv, quiet)?;
-        }
-        (ExportFormat::Deepeval, Some(index)) => {
             samples::write(
-                samples::Tool::Deepeval,
+                samples::Tool::Ragas,
                 &inputs,
                 index,
                 &out,
-                args.csv,
-                quiet,
+                request.csv,
+                reporter,
             )?;
         }
-        (ExportFormat::Trec, _) => trec::write(&inputs, &out, quiet)?,
+        (ExportFormat::Deepeval, Some(index)) => {
+            let tool = samples::Tool::Deepeval;
+            samples::write(tool, &inputs, index, &out, request.csv, reporter)?;
+        }
+        (ExportFormat::Trec, _) => trec::write(&inputs, &out, reporter)?,
         (_, None) => unreachable!("every format but trec opened the index above"),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
 }
 
 /// What a run directory holds for export: the benchmark, and its answers in benchmark order.
@@ -146,11 +108,12 @@ struct RunInputs {
 }
 
 impl RunInputs {
-    fn read(run: &Path) -> anyhow::Result<RunInputs> {
+    fn read(run_dir: &RunDir) -> anyhow::Result<RunInputs> {
+        let run = run_dir.root();
         if !run.is_dir() {
             bail!("{}: no such run directory", run.display());
         }
-        let benchmark_path = run.join(BENCHMARK_FILE);
+        let benchmark_path = run_dir.benchmark();
         if !benchmark_path.exists() {
             bail!(
                 "{}: no benchmark in this run directory; make one first with `hierarag run \
@@ -160,7 +123,7 @@ impl RunInputs {
             );
         }
         let benchmark = read_input(&benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
-        let answers_path = run.join(ANSWERS_FILE);
+        let answers_path = run_dir.main_system().answers();
         let mut answers = if answers_path.exists() {
             read_input(&answers_path, |a: &AnswerRecord| a.id.as_str())?
         } else {
@@ -309,14 +272,14 @@ fn check_documents_found(
 fn document_texts(
     index: &Bm25Index,
     ids: &[&str],
-    quiet: bool,
+    reporter: &dyn Reporter,
 ) -> anyhow::Result<HashMap<String, String>> {
     let wanted: HashSet<&str> = ids.iter().copied().collect();
-    let texts = super::stages::collect_documents(
+    let texts = crate::corpus::collect_documents(
         &index.manifest().corpus.spec,
         corpus_on_error(index),
         &wanted,
-        quiet,
+        reporter,
     )
     .with_context(|| corpus_context(index))?;
     check_documents_found(index, ids, |id| texts.contains_key(id))?;
@@ -337,7 +300,7 @@ fn chunk_texts(
                 .and_then(|(doc_id, n)| Some((doc_id, u32::try_from(n).ok()?)));
             let Some((doc_id, n)) = parsed else {
                 bail!(
-                    "{ANSWERS_FILE}: question {:?} retrieved chunk {:?}, which is not a chunk id \
+                    "answers.jsonl: question {:?} retrieved chunk {:?}, which is not a chunk id \
                      (`{{doc_id}}#{{n}}`)",
                     answer.id,
                     chunk.chunk_id
@@ -380,7 +343,7 @@ fn chunk_texts(
             .find(|c| !texts.contains_key(&c.chunk_id))
             .expect("found above");
         bail!(
-            "{ANSWERS_FILE}: question {:?} retrieved chunk {:?}, which the index {} does not \
+            "answers.jsonl: question {:?} retrieved chunk {:?}, which the index {} does not \
              have; was the index rebuilt since the answers were made? (point --index at the \
              index they were retrieved from)",
             answer.id,
@@ -391,7 +354,12 @@ fn chunk_texts(
     Ok(texts)
 }
 
-/// `wrote PATH: WHAT` on stderr, unless `--quiet`.
-fn wrote(quiet: bool, path: &Path, what: impl std::fmt::Display) {
-    note(quiet, format!("wrote {}: {what}", path.display()));
+/// `wrote PATH: WHAT` as a note.
+fn wrote(reporter: &dyn Reporter, path: &Path, what: impl std::fmt::Display) {
+    note(reporter, format!("wrote {}: {what}", path.display()));
+}
+
+/// A note to the reporter.
+fn note(reporter: &dyn Reporter, message: impl AsRef<str>) {
+    reporter.note(message.as_ref());
 }

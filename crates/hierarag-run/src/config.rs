@@ -1,5 +1,5 @@
-//! The run config (TOML) of `hierarag run`, also read by `generate`, `answer` and `evaluate`
-//! for their model settings.
+//! The run config (TOML) of `hierarag run`, also read by the stand-alone stages for their
+//! model settings.
 //!
 //! Tables: `[run]` (dir, seed), `[corpus]`, `[index]`, `[taxonomy]`, `[design]`, `[plan]`,
 //! `[generate]` (+ `[generate.llm]`), `[filter]` (`[filter.llm]`), `[answer]`
@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_generate::GenerateSettings;
 use hierarag_llm::{ChatBackendKind, EmbedBackendKind, EmbeddingsConfig, LlmConfig};
 use hierarag_rag::{AnswerSettings, RetrieverKind};
@@ -67,15 +68,27 @@ impl Default for RunSection {
 pub struct CorpusSection {
     /// Files, globs, directories, or `wiki-sample`.
     pub inputs: Vec<String>,
+    /// Detected from each path when absent.
     #[serde(default)]
-    pub format: Option<String>,
+    pub format: Option<CorpusFormat>,
     #[serde(default = "default_id_field")]
     pub id_field: String,
     #[serde(default = "default_text_field")]
     pub text_field: String,
-    /// `fail` or `skip`.
-    #[serde(default = "default_on_error")]
-    pub on_error: String,
+    #[serde(default)]
+    pub on_error: OnError,
+}
+
+impl CorpusSection {
+    /// The corpus as the reader takes it (`wiki-sample` not yet resolved).
+    pub fn spec(&self) -> CorpusSpec {
+        CorpusSpec {
+            inputs: self.inputs.clone(),
+            format: self.format,
+            id_field: self.id_field.clone(),
+            text_field: self.text_field.clone(),
+        }
+    }
 }
 
 fn default_id_field() -> String {
@@ -83,9 +96,6 @@ fn default_id_field() -> String {
 }
 fn default_text_field() -> String {
     "text".into()
-}
-fn default_on_error() -> String {
-    "fail".into()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -339,29 +349,10 @@ impl RunConfig {
         if require_corpus && corpus.is_none() {
             bail!("{source}: no [corpus] table; add one, e.g. [corpus] inputs = [\"wiki-sample\"]");
         }
-        if let (Some(corpus), Some(span)) = (&corpus, corpus_span) {
-            if corpus.inputs.is_empty() {
-                return Err(document.error_at("corpus", span, "inputs is empty"));
-            }
-            if !matches!(corpus.on_error.as_str(), "fail" | "skip") {
-                return Err(document.error_at(
-                    "corpus",
-                    span,
-                    format!(
-                        "on_error must be \"fail\" or \"skip\", not {:?}",
-                        corpus.on_error
-                    ),
-                ));
-            }
-            if let Some(format) = &corpus.format
-                && !matches!(format.as_str(), "jsonl" | "parquet" | "textdir")
-            {
-                return Err(document.error_at(
-                    "corpus",
-                    span,
-                    format!("format must be \"jsonl\", \"parquet\" or \"textdir\", not {format:?}"),
-                ));
-            }
+        if let (Some(corpus), Some(span)) = (&corpus, corpus_span)
+            && corpus.inputs.is_empty()
+        {
+            return Err(document.error_at("corpus", span, "inputs is empty"));
         }
 
         let llm = match document.typed::<LlmConfig>("llm")? {
@@ -452,8 +443,9 @@ impl RunConfig {
                 if !has_seed {
                     settings.seed = run.seed;
                 }
-                crate::commands::analyze::check(&settings)
-                    .map_err(|e| document.error_at("analysis", span, format!("{e:#}")))?;
+                settings
+                    .check()
+                    .map_err(|e| document.error_at("analysis", span, e))?;
                 settings
             }
         };

@@ -6,10 +6,11 @@ use anyhow::bail;
 use hierarag_metrics::{ScoredDoc, format_run_line, trec_ranking};
 
 use super::files::AtomicFile;
+use super::note;
 use super::{RunInputs, unique_doc_ids, wrote};
-use crate::output::note;
+use crate::reporter::Reporter;
 
-pub(super) fn write(inputs: &RunInputs, out: &Path, quiet: bool) -> anyhow::Result<()> {
+pub(super) fn write(inputs: &RunInputs, out: &Path, reporter: &dyn Reporter) -> anyhow::Result<()> {
     let mut qrels = AtomicFile::create(&out.join("qrels.txt"))?;
     let mut n_judgments = 0;
     for record in &inputs.benchmark {
@@ -23,7 +24,7 @@ pub(super) fn write(inputs: &RunInputs, out: &Path, quiet: bool) -> anyhow::Resu
     let path = qrels.path().to_path_buf();
     qrels.finish()?;
     wrote(
-        quiet,
+        reporter,
         &path,
         format!(
             "{n_judgments} judgments for {} questions",
@@ -33,7 +34,7 @@ pub(super) fn write(inputs: &RunInputs, out: &Path, quiet: bool) -> anyhow::Resu
 
     if inputs.answers.is_empty() {
         note(
-            quiet,
+            reporter,
             "no answers.jsonl in the run, so no run.txt (make it with `hierarag answer`)",
         );
         return Ok(());
@@ -78,7 +79,7 @@ pub(super) fn write(inputs: &RunInputs, out: &Path, quiet: bool) -> anyhow::Resu
     let path = run.path().to_path_buf();
     run.finish()?;
     wrote(
-        quiet,
+        reporter,
         &path,
         format!(
             "{n_lines} ranked documents for {} of {} questions (run tag {})",

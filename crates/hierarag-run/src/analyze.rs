@@ -1,0 +1,152 @@
+//! The analysis of a run: benchmark, scores and answers joined by question id into the
+//! analysis crate's observations, the human validation beside it, `analysis.json` written.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use hierarag_analysis::{Analysis, Observation, Scores, Settings, Texts};
+use hierarag_generate::BenchmarkRecord;
+use hierarag_pipeline::{ScoreRecord, read_records, write_atomic};
+use hierarag_rag::AnswerRecord;
+use hierarag_taxonomy::Taxonomy;
+
+use crate::layout::RunDir;
+use crate::manifest::Manifest;
+
+/// The [analysis] settings a run was made with (the defaults, with the run's seed, if none).
+pub fn settings_of_manifest(manifest: &Manifest) -> anyhow::Result<Settings> {
+    match manifest.config.get("analysis") {
+        Some(value) if !value.is_null() => serde_json::from_value(value.clone())
+            .context("manifest.json: the [analysis] settings of the run config"),
+        _ => Ok(Settings {
+            seed: manifest.seed,
+            ..Settings::default()
+        }),
+    }
+}
+
+/// The run's human validation (`agreement.json` of `hierarag annotate agreement`), if any.
+pub fn load_agreement(run: &RunDir) -> anyhow::Result<Option<hierarag_analysis::Agreement>> {
+    let path = run.agreement();
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let agreement = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{}: not an agreement file (rerun `hierarag annotate agreement`)",
+            path.display()
+        )
+    })?;
+    Ok(Some(agreement))
+}
+
+/// Joins benchmark, scores and (optionally) answers by question id and analyses them.
+pub fn analyze_files(
+    benchmark: &Path,
+    scores: &Path,
+    answers: Option<&Path>,
+    taxonomy: &Taxonomy,
+    settings: &Settings,
+) -> anyhow::Result<Analysis> {
+    if !benchmark.exists() {
+        bail!(
+            "{}: not found (it is written by `hierarag generate`)",
+            benchmark.display()
+        );
+    }
+    let benchmark: Vec<BenchmarkRecord> = read_records(benchmark)?;
+    // Without scores there is nothing to compare yet: say so in the analysis, not by failing.
+    let scores_path = scores;
+    let scores_missing = !scores.exists();
+    let scores: Vec<ScoreRecord> = if scores_missing {
+        Vec::new()
+    } else {
+        read_records(scores)?
+    };
+    let answers: HashMap<String, String> = match answers {
+        Some(path) => read_records::<AnswerRecord>(path)?
+            .into_iter()
+            .map(|a| (a.id, a.answer))
+            .collect(),
+        None => HashMap::new(),
+    };
+    let by_id: HashMap<&str, &BenchmarkRecord> =
+        benchmark.iter().map(|r| (r.id.as_str(), r)).collect();
+    let mut observations = Vec::with_capacity(scores.len());
+    let mut unknown = Vec::new();
+    for score in &scores {
+        let Some(record) = by_id.get(score.id.as_str()) else {
+            unknown.push(score.id.clone());
+            continue;
+        };
+        observations.push(Observation {
+            id: score.id.clone(),
+            set: record.set.clone(),
+            categories: record.categories.clone(),
+            scores: Scores {
+                ap: score.ap,
+                ndcg_10: score.ndcg_10,
+                recall_10: score.recall_10,
+                rr: score.rr,
+                cs: score.cs,
+                rouge1: score.rouge1,
+                bleu: score.bleu,
+                refused: score.refused,
+            },
+            texts: answers.get(&score.id).map(|answer| Texts {
+                prediction: answer.clone(),
+                reference: record.answer.clone(),
+            }),
+        });
+    }
+    if !unknown.is_empty() {
+        bail!(
+            "{} scored question{} not in the benchmark (first: {}); are the files from the same run?",
+            unknown.len(),
+            if unknown.len() == 1 { " is" } else { "s are" },
+            unknown[0]
+        );
+    }
+    let mut analysis = hierarag_analysis::analyze(&observations, taxonomy, settings);
+    let scored: std::collections::HashSet<&str> = scores.iter().map(|s| s.id.as_str()).collect();
+    analysis.counts.unscored = benchmark
+        .iter()
+        .filter(|r| !scored.contains(r.id.as_str()))
+        .count();
+    if scores_missing {
+        analysis.notes.insert(
+            0,
+            format!(
+                "no scores yet ({} not found): the {} benchmark questions cannot be \
+compared; run `hierarag answer` and `hierarag evaluate`",
+                scores_path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                benchmark.len()
+            ),
+        );
+    } else if analysis.counts.unscored > 0 {
+        analysis.notes.insert(
+            0,
+            format!(
+                "{} of {} benchmark questions have no score (not answered, or their answer \
+failed) and are left out of every statistic",
+                analysis.counts.unscored,
+                benchmark.len()
+            ),
+        );
+    }
+    Ok(analysis)
+}
+
+/// Writes `analysis.json` atomically into `dir`; returns its path.
+pub fn write(analysis: &Analysis, dir: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = RunDir::new(dir).analysis();
+    let mut bytes = serde_json::to_vec_pretty(analysis)?;
+    bytes.push(b'\n');
+    write_atomic(&path, &bytes)?;
+    Ok(path)
+}

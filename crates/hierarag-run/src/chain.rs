@@ -1,0 +1,350 @@
+//! The main job, `hierarag run`: the checks that need no corpus, then index → plan → generate →
+//! answer → evaluate → analyze → report in one run directory, resuming whatever an earlier pass
+//! left.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use hierarag_analysis::Analysis;
+use hierarag_corpus::ChunkParams;
+use hierarag_index::BuildOptions;
+use hierarag_pipeline::{StageOutcome, file_sha256, read_records, write_atomic};
+use hierarag_plan::LengthBounds;
+
+use crate::config::RunConfig;
+use crate::layout::RunDir;
+use crate::manifest::{Manifest, OutputFile, StageRecord, now_unix_s};
+use crate::plan::{DesignOptions, DifferentPlan};
+use crate::reporter::Reporter;
+
+/// How `hierarag run` goes about its work.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The run config file (read again by the plan for its `[design]` table).
+    pub config_path: PathBuf,
+    /// Continue a run directory whose manifest records a different config.
+    pub reconfigure: bool,
+    /// Send one small request to every endpoint before any stage.
+    pub check_endpoints: bool,
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub run: RunDir,
+    /// The generate, answer and evaluate passes that ran, in order.
+    pub stages: Vec<(&'static str, StageOutcome)>,
+    /// The stage that stopped the run (an endpoint refused the client), if one did: the
+    /// later stages did not run.
+    pub stopped_at: Option<&'static str>,
+    /// The analysis and the report, when the run got that far.
+    pub analysis: Option<Analysis>,
+    pub report_html: Option<PathBuf>,
+    pub seconds: f64,
+}
+
+impl RunOutcome {
+    /// Whether every item of every stage was done and the run went to its end.
+    pub fn ok(&self) -> bool {
+        self.stopped_at.is_none() && self.stages.iter().all(|(_, o)| o.ok())
+    }
+}
+
+/// The stages after the stage that stopped a run, which did not run.
+pub fn stages_after(stage: &str) -> &'static [&'static str] {
+    const STAGES: [&str; 5] = ["generate", "answer", "evaluate", "analyze", "report"];
+    STAGES
+        .iter()
+        .position(|s| *s == stage)
+        .map_or(&STAGES[..0], |i| &STAGES[i + 1..])
+}
+
+/// Runs the main job of `config` in its `[run] dir`.
+pub fn run(
+    config: &RunConfig,
+    options: &RunOptions,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<RunOutcome> {
+    let started = Instant::now();
+    let run = RunDir::new(&config.run.dir);
+    let root = run.root();
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    check_config(&run, config, options.reconfigure)?;
+    let corpus = config
+        .corpus
+        .as_ref()
+        .context("a run config for `hierarag run` needs a [corpus] table")?;
+    let design_options = DesignOptions {
+        config: Some(options.config_path.clone()),
+        ..DesignOptions::default()
+    };
+    // Everything that can be checked without the corpus is checked before any stage runs:
+    // the taxonomy and the design's dimensions, categories and personas, the API key
+    // variables, and (one small request each) the endpoints.
+    let taxonomy = crate::taxonomy::load(config.taxonomy.as_deref())?;
+    let design = crate::plan::design(&design_options, &taxonomy)?;
+    let runtime = crate::stages::runtime()?;
+    crate::models::check_models(config, options.check_endpoints, &runtime, reporter)?;
+    drop(runtime);
+    Manifest::update(&run, |manifest| {
+        manifest.config = comparable(config);
+        manifest.seed = config.run.seed;
+    })?;
+    reporter.note(&format!(
+        "run {} → {} (generator {}, answerer {})",
+        options.config_path.display(),
+        root.display(),
+        describe(config.generator_llm()),
+        describe(config.answerer_llm())
+    ));
+
+    // 1. index
+    let spec = crate::corpus::resolve(&corpus.spec(), reporter)?;
+    let on_error = corpus.on_error;
+    let stage_started = now_unix_s();
+    let clock = Instant::now();
+    let build = BuildOptions {
+        chunking: ChunkParams {
+            size: config.index.chunk_size,
+            overlap: config.index.chunk_overlap,
+        },
+        on_error,
+        writer_heap_bytes: config.index.writer_heap_mb << 20,
+        threads: config.index.threads,
+        overwrite: false,
+    };
+    let built = crate::index::build(&spec, &run.index(), &build, reporter)?;
+    let n_documents = built.manifest().counts.documents as usize;
+    simple_stage(
+        &run,
+        "index",
+        stage_started,
+        clock,
+        n_documents,
+        &[&run.index().join("manifest.json")],
+    )?;
+
+    // 2. plan, with the taxonomy beside it so that analyze and report find the same
+    // categories
+    let stage_started = now_unix_s();
+    let clock = Instant::now();
+    let bounds = LengthBounds {
+        min_words: config.plan.min_words,
+        max_words: config.plan.max_words,
+    };
+    let plan = crate::plan::sample(
+        &design,
+        &taxonomy,
+        &spec,
+        on_error,
+        bounds,
+        config.run.seed,
+        reporter,
+    )?;
+    let written = crate::plan::write_plan(&run.plan(), &plan, false).map_err(|error| {
+        if error.is::<DifferentPlan>() {
+            error.context(
+                "making the plan (a different plan.jsonl in the run directory means the [design] \
+or corpus changed: use a fresh --dir)",
+            )
+        } else {
+            error
+        }
+    })?;
+    reporter.note(&format!(
+        "{} {} ({} items of design {} in {} set{}, {} documents, seed {})",
+        if written { "wrote" } else { "up to date:" },
+        run.plan().display(),
+        plan.items.len(),
+        design.kind,
+        design.sets.len(),
+        if design.sets.len() == 1 { "" } else { "s" },
+        plan.distinct_documents,
+        config.run.seed,
+    ));
+    let n_items = read_records::<serde_json::Value>(&run.plan())?.len();
+    write_atomic(&run.taxonomy(), taxonomy.to_toml_string().as_bytes())?;
+    simple_stage(
+        &run,
+        "plan",
+        stage_started,
+        clock,
+        n_items,
+        &[&run.plan(), &run.taxonomy()],
+    )?;
+
+    // 3–5. generate, answer, evaluate; a stage that stopped (an endpoint refused the client)
+    // ends the run there.
+    let system = run.main_system();
+    let mut outcome = RunOutcome {
+        run: run.clone(),
+        stages: Vec::new(),
+        stopped_at: None,
+        analysis: None,
+        report_html: None,
+        seconds: 0.0,
+    };
+    let generated = crate::stages::generate(config, &run, &run.plan(), &spec, on_error, reporter)?;
+    if finished(&mut outcome, "generate", generated) {
+        let answered = crate::stages::answer(
+            config,
+            &run,
+            &run.benchmark(),
+            &run.index(),
+            &system,
+            reporter,
+        )?;
+        if finished(&mut outcome, "answer", answered) {
+            let evaluated = crate::stages::evaluate(
+                config,
+                &run,
+                &run.benchmark(),
+                &system.answers(),
+                &system,
+                reporter,
+            )?;
+            finished(&mut outcome, "evaluate", evaluated);
+        }
+    }
+    if outcome.stopped_at.is_some() {
+        outcome.seconds = started.elapsed().as_secs_f64();
+        return Ok(outcome);
+    }
+
+    // 6. analyze
+    let stage_started = now_unix_s();
+    let clock = Instant::now();
+    let mut analysis = crate::analyze::analyze_files(
+        &run.benchmark(),
+        &system.scores(),
+        Some(&system.answers()),
+        &taxonomy,
+        &config.analysis,
+    )?;
+    analysis.human_validation = crate::analyze::load_agreement(&run)?;
+    let analysis_path = crate::analyze::write(&analysis, root)?;
+    simple_stage(
+        &run,
+        "analyze",
+        stage_started,
+        clock,
+        analysis.counts.analysed,
+        &[&analysis_path],
+    )?;
+
+    // 7. report
+    let stage_started = now_unix_s();
+    let clock = Instant::now();
+    let (report_md, report_html) = crate::report::write(&run, &analysis, &taxonomy, None, root)?;
+    simple_stage(
+        &run,
+        "report",
+        stage_started,
+        clock,
+        analysis.counts.analysed,
+        &[&report_md],
+    )?;
+    outcome.analysis = Some(analysis);
+    outcome.report_html = Some(report_html);
+    outcome.seconds = started.elapsed().as_secs_f64();
+    Ok(outcome)
+}
+
+/// Adds a stage's pass to the outcome; whether the run goes on (it did not stop).
+fn finished(outcome: &mut RunOutcome, stage: &'static str, pass: StageOutcome) -> bool {
+    let stopped = pass.stopped.is_some();
+    outcome.stages.push((stage, pass));
+    if stopped {
+        outcome.stopped_at = Some(stage);
+    }
+    !stopped
+}
+
+/// The resolved config as recorded in the manifest (without where it was read from).
+fn comparable(config: &RunConfig) -> serde_json::Value {
+    let mut value = config.to_json();
+    if let Some(object) = value.as_object_mut() {
+        object.remove("source");
+    }
+    value
+}
+
+/// A run directory continues only with the config it was started with (unless
+/// `reconfigure`), so that one benchmark never mixes settings silently.
+fn check_config(run: &RunDir, config: &RunConfig, reconfigure: bool) -> anyhow::Result<()> {
+    let manifest = Manifest::load(run)?;
+    if manifest.config.is_null() || reconfigure {
+        return Ok(());
+    }
+    // The analysis settings change no record: a run continues with other ones.
+    let without_analysis = |mut value: serde_json::Value| {
+        if let Some(object) = value.as_object_mut() {
+            object.remove("analysis");
+        }
+        value
+    };
+    let now = without_analysis(comparable(config));
+    let before = without_analysis(manifest.config.clone());
+    if before == now {
+        return Ok(());
+    }
+    let changed: Vec<String> = match (before.as_object(), now.as_object()) {
+        (Some(old), Some(new)) => new
+            .iter()
+            .filter(|(key, value)| old.get(*key) != Some(value))
+            .map(|(key, _)| key.clone())
+            .collect(),
+        _ => vec!["(all)".into()],
+    };
+    bail!(
+        "{} was started with a different config (changed: {}); use another --dir, or pass \
+--reconfigure to continue it with the new settings",
+        run.root().display(),
+        changed.join(", ")
+    )
+}
+
+fn describe(config: &hierarag_llm::LlmConfig) -> String {
+    match config.backend {
+        hierarag_llm::ChatBackendKind::Embedded => "embedded SmolLM2-135M".into(),
+        backend => format!("{backend} {}", config.model),
+    }
+}
+
+/// Records a stage without LLM calls or failures in the manifest.
+fn simple_stage(
+    run: &RunDir,
+    stage: &str,
+    started: u64,
+    clock: Instant,
+    items: usize,
+    outputs: &[&Path],
+) -> anyhow::Result<()> {
+    let mut record = StageRecord {
+        started_unix_s: started,
+        finished_unix_s: now_unix_s(),
+        seconds: clock.elapsed().as_secs_f64(),
+        items,
+        written: items,
+        ..StageRecord::default()
+    };
+    for path in outputs {
+        let name = path
+            .strip_prefix(run.root())
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        record.outputs.insert(
+            name,
+            OutputFile {
+                sha256: file_sha256(path)?.unwrap_or_default(),
+                records: items,
+            },
+        );
+    }
+    Manifest::update(run, |m| {
+        m.stages.insert(stage.to_string(), record);
+    })?;
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! Where every file of a run lives: the one place that names them.
+
+use std::path::{Path, PathBuf};
+
+/// A run directory and the names of its files.
+///
+/// ```text
+/// RUN/
+///   manifest.json                 config, seeds, per-stage timings, inputs and outputs, usage
+///   index/                        the BM25 index of the corpus (tantivy, its own manifest)
+///   taxonomy.toml  plan.jsonl     the categories and the items to generate
+///   benchmark.jsonl rejects.jsonl generate.failures.jsonl
+///   answers.jsonl  scores.jsonl   the system's answers and their scores
+///   answer.failures.jsonl evaluate.failures.jsonl
+///   systems/<name>/…              answers, scores and failures of a named system
+///   analysis.json  report.md  report.html
+///   annotations.sqlite  agreement.json
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+impl RunDir {
+    pub fn new(root: impl Into<PathBuf>) -> RunDir {
+        RunDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn manifest(&self) -> PathBuf {
+        self.root.join("manifest.json")
+    }
+
+    pub fn index(&self) -> PathBuf {
+        self.root.join("index")
+    }
+
+    /// The taxonomy the run was planned with, kept beside its plan.
+    pub fn taxonomy(&self) -> PathBuf {
+        self.root.join("taxonomy.toml")
+    }
+
+    pub fn plan(&self) -> PathBuf {
+        self.root.join("plan.jsonl")
+    }
+
+    pub fn benchmark(&self) -> PathBuf {
+        self.root.join("benchmark.jsonl")
+    }
+
+    pub fn rejects(&self) -> PathBuf {
+        self.root.join("rejects.jsonl")
+    }
+
+    /// The items of `stage` that failed in its last pass (absent when none failed).
+    pub fn failures(&self, stage: &str) -> PathBuf {
+        failures_in(&self.root, stage)
+    }
+
+    /// The system whose files sit at the top of the run directory: the run's own pipeline.
+    pub fn main_system(&self) -> SystemDir {
+        SystemDir {
+            root: self.root.clone(),
+        }
+    }
+
+    /// A named system's folder, `systems/<name>/`.
+    pub fn system(&self, name: &str) -> SystemDir {
+        SystemDir {
+            root: self.root.join("systems").join(name),
+        }
+    }
+
+    pub fn analysis(&self) -> PathBuf {
+        self.root.join("analysis.json")
+    }
+
+    pub fn report_md(&self) -> PathBuf {
+        self.root.join("report.md")
+    }
+
+    pub fn report_html(&self) -> PathBuf {
+        self.root.join("report.html")
+    }
+
+    /// The human ratings (`hierarag annotate`).
+    pub fn annotations(&self) -> PathBuf {
+        self.root.join(hierarag_annotate::ANNOTATIONS_FILE)
+    }
+
+    /// The agreement of the human ratings (`hierarag annotate agreement`).
+    pub fn agreement(&self) -> PathBuf {
+        self.root.join(hierarag_annotate::AGREEMENT_FILE)
+    }
+}
+
+/// The files of one RAG system's answers in a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemDir {
+    root: PathBuf,
+}
+
+impl SystemDir {
+    /// A system folder anywhere (the stand-alone stages write beside their input).
+    pub fn at(root: impl Into<PathBuf>) -> SystemDir {
+        SystemDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn answers(&self) -> PathBuf {
+        self.root.join("answers.jsonl")
+    }
+
+    pub fn scores(&self) -> PathBuf {
+        self.root.join("scores.jsonl")
+    }
+
+    /// The questions of `stage` (`answer`, `evaluate`) that failed in its last pass.
+    pub fn failures(&self, stage: &str) -> PathBuf {
+        failures_in(&self.root, stage)
+    }
+}
+
+fn failures_in(dir: &Path, stage: &str) -> PathBuf {
+    dir.join(format!("{stage}.failures.jsonl"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_main_system_sits_at_the_top_and_named_ones_in_systems() {
+        let run = RunDir::new("runs/x");
+        assert_eq!(
+            run.main_system().answers(),
+            Path::new("runs/x/answers.jsonl")
+        );
+        assert_eq!(
+            run.system("prod").scores(),
+            Path::new("runs/x/systems/prod/scores.jsonl")
+        );
+        assert_eq!(
+            run.system("prod").failures("answer"),
+            Path::new("runs/x/systems/prod/answer.failures.jsonl")
+        );
+        assert_eq!(
+            run.failures("generate"),
+            Path::new("runs/x/generate.failures.jsonl")
+        );
+    }
+}

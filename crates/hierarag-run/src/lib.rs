@@ -1,0 +1,56 @@
+//! Run directories and what runs in them, below the command line.
+//!
+//! - [`layout`]: [`RunDir`] and [`SystemDir`] name every file of a run (the one place that
+//!   does); [`manifest`]: `manifest.json`, what ran with what and what it cost;
+//! - [`config`]: the run config (TOML), read into typed settings in one spanned pass so that
+//!   every error names its line and column;
+//! - [`models`]: chat and embedding clients for a config (servers, or the embedded models from
+//!   the asset store), and the check of every endpoint before a run;
+//! - [`corpus`], [`index`], [`plan`], [`taxonomy`]: the corpus (`wiki-sample` resolved), its
+//!   index, the design and the sampled plan, the taxonomy files;
+//! - [`stages`]: generate, answer and evaluate over a run directory, recorded in the manifest;
+//! - [`chain`]: the main job, `hierarag run`, from the checks to the report;
+//! - [`analyze`], [`report`]: benchmark, answers and scores joined for the analysis and the
+//!   report; [`annotate`]: the items to rate and the agreement of the ratings; [`export`]: BEIR, Ragas, DeepEval and TREC files; [`retrieval`]: queries into
+//!   TREC runs, their evaluation, and the retrieval smoke test; [`text`]: ROUGE-1 and BLEU of
+//!   any prediction/reference pairs.
+//!
+//! Nothing here prints: notes and progress go through a [`Reporter`] (the binary draws them on
+//! stderr; [`Silent`] drops them).
+//!
+//! ```no_run
+//! use hierarag_run::{RunDir, Silent, chain, config::RunConfig};
+//!
+//! let config = RunConfig::load("examples/quickstart.toml".as_ref())?;
+//! let options = chain::RunOptions {
+//!     config_path: "examples/quickstart.toml".into(),
+//!     reconfigure: false,
+//!     check_endpoints: true,
+//! };
+//! let outcome = chain::run(&config, &options, &Silent)?;
+//! println!("report: {:?}", outcome.report_html);
+//! assert_eq!(outcome.run, RunDir::new(&config.run.dir));
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+pub mod analyze;
+pub mod annotate;
+pub mod chain;
+pub mod config;
+pub mod corpus;
+pub mod export;
+pub mod index;
+pub mod layout;
+pub mod manifest;
+pub mod models;
+pub mod plan;
+pub mod report;
+mod reporter;
+pub mod retrieval;
+pub mod stages;
+pub mod taxonomy;
+pub mod text;
+
+pub use layout::{RunDir, SystemDir};
+pub use manifest::Manifest;
+pub use reporter::{Counter, Reporter, Silent};

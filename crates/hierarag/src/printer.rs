@@ -1,0 +1,150 @@
+//! Terminal output: stdout for data, stderr for notes, progress and logs; the one place that
+//! decides what `--quiet` hides; exit codes.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use hierarag_run::{Counter, Reporter};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Exit code for bad input (a file, an option, a corpus record) or items that failed.
+pub const EXIT_BAD_INPUT: u8 = 1;
+/// Exit code for an internal error (a bug, or the index store failing underneath us).
+pub const EXIT_INTERNAL: u8 = 2;
+
+pub fn init_logging(quiet: bool, verbose: u8) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, _) => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            // serde_json's error hides the io::Error from `source()`, so ask it directly.
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Internal failures of the index store are exit code 2; everything else a user can fix is 1.
+pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
+    let internal = error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<hierarag_index::IndexError>(),
+            Some(hierarag_index::IndexError::Tantivy(_))
+        )
+    });
+    ExitCode::from(if internal {
+        EXIT_INTERNAL
+    } else {
+        EXIT_BAD_INPUT
+    })
+}
+
+/// Notes and progress on stderr: hidden with `--quiet` (warnings and errors are not), bars only
+/// when stderr is a terminal.
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    pub quiet: bool,
+}
+
+impl Reporter for Printer {
+    fn note(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("{message}");
+        }
+    }
+
+    fn warn(&self, message: &str) {
+        eprintln!("{message}");
+    }
+
+    fn counter(&self, step: &str, unit: &str, total: Option<u64>) -> Box<dyn Counter> {
+        let bar = match total {
+            Some(total) => ProgressBar::new(total),
+            None => ProgressBar::new_spinner(),
+        };
+        if self.quiet || !std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        }
+        let template = match total {
+            Some(_) => format!(
+                "{step:>9} [{{bar:30}}] {{pos}}/{{len}} {unit} {{per_sec}} eta {{eta}} [{{elapsed}}] {{msg}}"
+            ),
+            None => {
+                format!("{{spinner}} {step}: {{pos}} {unit}, {{per_sec}} {{msg}} [{{elapsed}}]")
+            }
+        };
+        bar.set_style(
+            ProgressStyle::with_template(&template)
+                .expect("valid progress template")
+                .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Box::new(Bar(bar))
+    }
+}
+
+/// An indicatif bar, cleared when dropped.
+struct Bar(ProgressBar);
+
+impl Counter for Bar {
+    fn set_length(&self, total: u64) {
+        self.0.set_length(total);
+        self.0.reset_eta();
+    }
+
+    fn set_position(&self, position: u64) {
+        self.0.set_position(position);
+    }
+
+    fn inc(&self, n: u64) {
+        self.0.inc(n);
+    }
+
+    fn set_message(&self, message: String) {
+        self.0.set_message(message);
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// Shortens `text` to at most `width` characters on one line, for tables.
+pub fn snippet(text: &str, width: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= width {
+        return flat;
+    }
+    let mut out: String = flat.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Exit code 0 when everything went through, 1 when items failed or a stage stopped.
+pub fn exit_for(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_BAD_INPUT)
+    }
+}

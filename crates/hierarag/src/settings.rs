@@ -1,0 +1,125 @@
+//! Arguments (and the run config they name) resolved once into the typed settings that the
+//! commands hand to the library crates.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use hierarag_analysis::Settings;
+use hierarag_corpus::{ChunkParams, CorpusSpec};
+use hierarag_index::Level;
+use hierarag_run::config::{RunConfig, model_config};
+use hierarag_run::plan::DesignOptions;
+
+use crate::cli::{
+    AnswerArgs, ChunkArgs, CorpusArgs, GenerateArgs, LevelArg, PlanArgs, SettingsArgs,
+};
+
+/// The corpus of `--corpus` and its options (`wiki-sample` not yet resolved).
+pub fn corpus_spec(args: &CorpusArgs) -> CorpusSpec {
+    CorpusSpec {
+        inputs: args.inputs.clone(),
+        format: args.format,
+        id_field: args.id_field.clone(),
+        text_field: args.text_field.clone(),
+    }
+}
+
+pub fn chunk_params(args: &ChunkArgs) -> ChunkParams {
+    ChunkParams {
+        size: args.chunk_size,
+        overlap: args.chunk_overlap,
+    }
+}
+
+pub fn level(arg: LevelArg) -> Level {
+    match arg {
+        LevelArg::Doc => Level::Doc,
+        LevelArg::Chunk => Level::Chunk,
+    }
+}
+
+/// The design options of `hierarag plan`.
+pub fn design_options(args: &PlanArgs) -> DesignOptions {
+    DesignOptions {
+        kind: args.design,
+        config: args.config.clone(),
+        per_dimension: args.per_dimension,
+        per_level: args.per_level,
+        per_cell: args.per_cell,
+        dimensions: args.dimensions.clone(),
+        factors: args.factors.clone(),
+    }
+}
+
+/// The model settings of `hierarag generate`: the config file's with the options over them.
+pub fn generate_config(args: &GenerateArgs) -> anyhow::Result<RunConfig> {
+    let mut config = model_config(args.config.as_deref())?;
+    if let Some(k) = args.candidates {
+        config.generate.candidates = k.max(1);
+    }
+    if args.no_filter {
+        config.generate.filter = false;
+    }
+    Ok(config)
+}
+
+/// The model settings of `hierarag answer`: the config file's with the options over them.
+pub fn answer_config(args: &AnswerArgs) -> anyhow::Result<RunConfig> {
+    let mut config = model_config(args.config.as_deref())?;
+    if let Some(retriever) = args.retriever {
+        config.retriever = retriever;
+    }
+    if let Some(k) = args.top_k {
+        config.answer.top_k = k.max(1);
+    }
+    if let Some(t) = args.temperature {
+        config.answer.temperature = t;
+    }
+    if let Some(seed) = args.seed {
+        config.run.seed = seed;
+    }
+    Ok(config)
+}
+
+/// The statistics: the options over `base` (a run's [analysis] settings, or the defaults).
+pub fn analysis_settings(args: &SettingsArgs, base: Settings) -> anyhow::Result<Settings> {
+    let mut settings = base;
+    if let Some(metric) = args.metric {
+        settings.metric = metric;
+    }
+    if let Some(ddof) = args.ddof {
+        settings.ddof = ddof;
+    }
+    if let Some(bins) = args.bins {
+        settings.nmi_bins = bins;
+    }
+    if let Some(epsilon) = args.epsilon {
+        settings.epsilon = epsilon;
+    }
+    if let Some(bootstrap) = args.bootstrap {
+        settings.bootstrap = bootstrap;
+    }
+    if let Some(permutations) = args.permutations {
+        settings.permutations = permutations;
+    }
+    if let Some(confidence) = args.confidence {
+        settings.confidence = confidence;
+    }
+    if let Some(seed) = args.seed {
+        settings.seed = seed;
+    }
+    if let Err(problem) = settings.check() {
+        bail!("{problem}");
+    }
+    Ok(settings)
+}
+
+/// Where a stand-alone stage writes: `--out`, else the directory of its main input.
+pub fn out_dir(out: Option<&Path>, input: &Path) -> PathBuf {
+    out.map(Path::to_path_buf).unwrap_or_else(|| {
+        input
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    })
+}
