@@ -250,7 +250,7 @@ def main() -> int:
         return 0
     OUT.mkdir(parents=True, exist_ok=True)
     if not a.no_build:
-        cmd = ["cargo", "build", "--release", "--examples", "-p", "hierarag-models", "-p", "hierarag-llm"]
+        cmd = ["cargo", "build", "--release", "--examples", "-p", "hierarag-models", "-p", "hierarag-smollm2", "-p", "hierarag-llm"]
         log("$ " + " ".join(cmd))
         subprocess.run(cmd, cwd=ROOT, check=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()

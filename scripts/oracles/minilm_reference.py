@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference embeddings for hierarag-models' MiniLM (DESIGN.md §9), from sentence-transformers.
+"""Reference embeddings for hierarag-models' MiniLM (docs/design.md, "Assets"), from sentence-transformers.
 
 Usage:
     python3 scripts/oracles/minilm_reference.py [--wheel WHEEL] [--out OUT.json]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The pytrec_eval oracle for hierarag-metrics (DESIGN.md §7).
+"""The pytrec_eval oracle for hierarag-metrics (docs/design.md, "Metrics").
 
 Usage:
     python3 scripts/oracles/pytrec_eval_oracle.py QRELS RUN OUT.json

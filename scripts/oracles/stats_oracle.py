@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The numpy / scikit-learn / statsmodels / scipy oracle for hierarag-stats (DESIGN.md §8).
+"""The numpy / scikit-learn / statsmodels / scipy oracle for hierarag-stats (docs/design.md, "Analysis").
 
 Usage:
     .venv-oracles/bin/pip install -r scripts/oracles/requirements.txt

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The rouge-score / sacrebleu oracle for hierarag-metrics' text metrics (DESIGN.md §7).
+"""The rouge-score / sacrebleu oracle for hierarag-metrics' text metrics (docs/design.md, "Metrics").
 
 Usage:
     python3 scripts/oracles/text_metrics_oracle.py SUMMARIES [OUT_DIR]

@@ -7,7 +7,7 @@ use hierarag_plan::CategoryRef;
 use serde::{Deserialize, Serialize};
 
 /// One scored question: its categories (one, or one per factor of a factorial cell) and its
-/// per-question scores (DESIGN.md §7).
+/// per-question scores (docs/design.md, "Metrics").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
     pub id: String,
@@ -134,7 +134,7 @@ impl FromStr for Metric {
     }
 }
 
-/// Options of the analysis (DESIGN.md §8); the defaults are the paper's choices plus the
+/// Options of the analysis (docs/design.md, "Analysis"); the defaults are the paper's choices plus the
 /// uncertainty it lacks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

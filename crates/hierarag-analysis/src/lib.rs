@@ -1,4 +1,4 @@
-//! The analysis of a scored benchmark (DESIGN.md §8): which question dimension and which
+//! The analysis of a scored benchmark (docs/design.md, "Analysis"): which question dimension and which
 //! granularity reveal the most about a RAG system, and how sure we are.
 //!
 //! Input is one [`Observation`] per scored question (its set, categories and scores) and the

@@ -167,7 +167,7 @@ impl Calibration {
     }
 }
 
-/// One split: a parent and its children one level down (DESIGN.md §8, Coherence Ratio).
+/// One split: a parent and its children one level down (docs/design.md, "Analysis", Coherence Ratio).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SplitStats {
     pub dimension: String,

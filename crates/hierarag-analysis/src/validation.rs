@@ -1,5 +1,5 @@
-//! Human validation: agreement of annotators with each other and with the benchmark (DESIGN.md
-//! §8). The types live here, with the rest of `analysis.json`; `hierarag-annotate` computes
+//! Human validation: agreement of annotators with each other and with the benchmark (docs/design.md,
+//! "Human validation"). The types live here, with the rest of `analysis.json`; `hierarag-annotate` computes
 //! them from the ratings.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! The analysis on fixtures with hand-computed values (DESIGN.md §8), the paper's Table 4
+//! The analysis on fixtures with hand-computed values (docs/design.md, "Analysis"), the paper's Table 4
 //! check, and the shapes it must survive.
 
 use hierarag_analysis::{Calibration, Metric, Observation, Scores, Settings, analyze};

@@ -33,7 +33,16 @@ pub(crate) enum AppError {
 
 impl From<StoreError> for AppError {
     fn from(error: StoreError) -> AppError {
-        AppError::Internal(error.to_string())
+        // The log gets the whole chain: the store's message names the file, its source
+        // says what went wrong.
+        let mut message = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            message.push_str(": ");
+            message.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        AppError::Internal(message)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The annotation app (DESIGN.md §8, "Human validation"): a small local web server where each
+//! The annotation app (docs/design.md, "Human validation"): a small local web server where each
 //! annotator opens a personal link, `/a/<token>`, and rates the items of a run's annotation
 //! store (`annotations.sqlite`, made by `hierarag annotate sample`).
 //!
@@ -10,9 +10,10 @@
 //! browser or a restarted server resumes where the annotator left off.
 //!
 //! Safety, because documents come from the web and annotators may be remote:
-//! - every text from the corpus, an LLM or an annotator is HTML-escaped ([`escape_html`]), and a
-//!   Content-Security-Policy allows only the page's own inline script (by a per-response nonce),
-//!   no network requests, no framing and form posts only to this server;
+//! - every text from the corpus, an LLM or an annotator is HTML-escaped (the pages are maud
+//!   templates, which escape whatever they splice), and a Content-Security-Policy allows only
+//!   the page's own inline script (by a per-response nonce), no network requests, no framing
+//!   and form posts only to this server;
 //! - forms carry a per-annotator CSRF value, and a POST is refused (403) without it or when the
 //!   browser says it comes from another site (`Origin`, `Sec-Fetch-Site`);
 //! - the server binds a loopback address unless [`ServeOptions::allow_remote`] is set, and then
@@ -49,8 +50,6 @@ use axum::routing::get;
 use hierarag_annotate::{ANNOTATIONS_FILE, Item, Store, StoreError};
 use tokio::net::TcpListener;
 
-pub use pages::escape_html;
-
 /// How the server may be reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServeOptions {
@@ -77,13 +76,13 @@ pub enum ServeError {
          `hierarag annotate annotators RUN_DIR --add NAME`"
     )]
     NoAnnotators { addr: SocketAddr },
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         addr: SocketAddr,
         #[source]
         source: io::Error,
     },
-    #[error("serving the annotation app: {0}")]
+    #[error("serving the annotation app")]
     Io(#[from] io::Error),
 }
 

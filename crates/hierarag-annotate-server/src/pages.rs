@@ -1,15 +1,14 @@
 //! The HTML pages: an item with its rating form, the overview of all items, and messages.
 //!
-//! Every text that does not come from this file (documents, questions, answers, category
-//! names, annotator names and notes) goes through [`escape_html`]; the intended category,
-//! its parent, the set and the item id are never written into a page.
+//! Built with maud, which escapes every text it splices (documents, questions, answers,
+//! category names, annotator names and notes); only this file's style and script go in as
+//! they are. The intended category, its parent, the set and the item id are never written into
+//! a page.
 
 use std::fmt::Write;
 
 use hierarag_annotate::{Item, Rating};
-
-/// Escaping is the report's: the same five characters, one implementation.
-pub use hierarag_report::html_escape::escape_html;
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 /// Percent-encodes `text` as one URL path segment (everything but RFC 3986's unreserved
 /// characters), so a token can go into a link or a `Location` header as it is.
@@ -218,38 +217,46 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-fn document_start(out: &mut String, title: &str) {
-    let _ = writeln!(
-        out,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <meta name=\"referrer\" content=\"same-origin\">\
-         <title>{}</title><style>{STYLE}</style></head>\n<body>",
-        escape_html(title)
-    );
+/// A whole page: the head with its title and style, then `body`.
+fn document(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="referrer" content="same-origin";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            "\n"
+            body { "\n" (body) }
+        }
+        "\n"
+    }
+    .into_string()
 }
 
-fn progress_bar(out: &mut String, progress: &Progress<'_>, middle: &str) {
-    let _ = writeln!(
-        out,
-        "<header class=\"bar\"><span class=\"who\">Annotator: <strong id=\"annotator\">{name}</strong></span>\
-         <span id=\"progress\">{rated} / {total} rated</span>\
-         <progress max=\"{total}\" value=\"{rated}\"></progress>\
-         <a href=\"{overview}/items\">all items</a>{middle}</header>",
-        name = escape_html(progress.annotator),
-        rated = progress.n_rated,
-        total = progress.n_items,
-        overview = escape_html(&annotator_url(progress.token)),
-    );
+fn progress_bar(progress: &Progress<'_>, middle: Markup) -> Markup {
+    html! {
+        header class="bar" {
+            span class="who" { "Annotator: " strong id="annotator" { (progress.annotator) } }
+            span id="progress" { (progress.n_rated) " / " (progress.n_items) " rated" }
+            progress max=(progress.n_items) value=(progress.n_rated) {}
+            a href={ (annotator_url(progress.token)) "/items" } { "all items" }
+            (middle)
+        }
+        "\n"
+    }
 }
 
-fn link_or_disabled(id: &str, rel: &str, text: &str, href: Option<String>) -> String {
-    match href {
-        Some(href) => format!(
-            "<a id=\"{id}\" rel=\"{rel}\" href=\"{}\">{text}</a>",
-            escape_html(&href)
-        ),
-        None => format!("<a id=\"{id}\" class=\"disabled\" aria-disabled=\"true\">{text}</a>"),
+fn link_or_disabled(id: &str, rel: &str, text: Markup, href: Option<String>) -> Markup {
+    html! {
+        @if let Some(href) = href {
+            a id=(id) rel=(rel) href=(href) { (text) }
+        } @else {
+            a id=(id) class="disabled" aria-disabled="true" { (text) }
+        }
     }
 }
 
@@ -257,150 +264,147 @@ fn link_or_disabled(id: &str, rel: &str, text: &str, href: Option<String>) -> St
 pub(crate) fn item_page(page: &ItemPage<'_>) -> String {
     let item = page.item;
     let token = page.progress.token;
-    let mut out =
-        String::with_capacity(8_192 + item.documents.iter().map(|d| d.1.len()).sum::<usize>());
-    document_start(
-        &mut out,
+    let nav = html! {
+        nav {
+            (link_or_disabled(
+                "prev",
+                "prev",
+                html! { "← previous " kbd { "k" } },
+                page.prev.map(|p| item_url(token, p)),
+            ))
+            " · "
+            span id="position" { "item " (page.index + 1) " of " (page.progress.n_items) }
+            " · "
+            (link_or_disabled(
+                "next",
+                "next",
+                html! { "next " kbd { "j" } " →" },
+                page.next.map(|p| item_url(token, p)),
+            ))
+        }
+    };
+    let values = page
+        .rating
+        .map(|r| [r.correctness, r.hallucination, r.answerability]);
+    let pick = page.rating.and_then(|r| r.category_pick.as_deref());
+    let note = page.rating.and_then(|r| r.note.as_deref()).unwrap_or("");
+    let body = html! {
+        (progress_bar(&page.progress, nav))
+        main {
+            "\n"
+            section class="documents" {
+                "\n"
+                h2 { @if item.documents.len() == 1 { "Document" } @else { "Documents" } }
+                "\n"
+                @for (doc_idx, (doc_id, text)) in item.documents.iter().enumerate() {
+                    article class="doc" {
+                        h3 { (doc_idx + 1) ". " (doc_id) }
+                        div class="doc-text" id={ "doc-" (doc_idx) } tabindex="0" { (text) }
+                    }
+                    "\n"
+                }
+                @if item.documents.is_empty() { p { "(no document)" } "\n" }
+            }
+            "\n"
+            section class="rating" {
+                "\n"
+                @if page.saved {
+                    p class="flash" role="status" id="saved" { "Saved." }
+                    "\n"
+                }
+                h2 { "Question" } p class="text" id="question" { (item.question) }
+                "\n"
+                h2 { "Reference answer" } p class="text" id="reference" { (item.reference) }
+                "\n"
+                form method="post" id="rating" action=(item_url(token, item.position)) {
+                    "\n"
+                    input type="hidden" name="csrf" value=(page.csrf);
+                    "\n"
+                    @for (scale, saved) in SCALES.iter().zip(values.unwrap_or_default()) {
+                        (scale_fieldset(scale, saved))
+                    }
+                    @if item.category_task {
+                        fieldset id="category" {
+                            legend { "Category" }
+                            p class="prompt" {
+                                "Which category of the dimension " strong { (item.dimension) }
+                                " fits the question best?"
+                            }
+                            "\n"
+                            @for (choice_idx, choice) in item.choices.iter().enumerate() {
+                                label class="choice" {
+                                    input type="radio" name="category" id={ "category-" (choice_idx) }
+                                        value=(choice) checked[pick == Some(choice.as_str())];
+                                    " " (choice)
+                                }
+                                "\n"
+                            }
+                        }
+                        "\n"
+                    }
+                    label for="note" { strong { "Note" } " (optional)" }
+                    "\n"
+                    textarea id="note" name="note" rows="3" {
+                        // A leading newline in a textarea is dropped by the parser: write one
+                        // more so a note that starts with a newline keeps it.
+                        @if note.starts_with('\n') { "\n" }
+                        (note)
+                    }
+                    "\n"
+                    div class="buttons" {
+                        button type="submit" id="save-next" name="action" value="next" {
+                            "Save & next " kbd { "Enter" }
+                        }
+                        button type="submit" id="save" name="action" value="save" { "Save" }
+                        span id="dirty" hidden { "unsaved changes" }
+                    }
+                    "\n"
+                }
+                "\n"
+                p class="help" {
+                    "Keys: " kbd { "1" } "–" kbd { "4" } " correctness 0–3 · "
+                    kbd { "q" } " " kbd { "w" } " " kbd { "e" } " hallucination 0–2 · "
+                    kbd { "a" } " " kbd { "s" } " " kbd { "d" } " " kbd { "f" }
+                    " answerability 0–3 · " kbd { "Enter" } " save & next · "
+                    kbd { "j" } " / " kbd { "k" } " next / previous item (without saving). \
+                    Keys do nothing while you type in the note."
+                }
+                "\n"
+            }
+            "\n"
+        }
+        "\n"
+        script nonce=(page.nonce) { (PreEscaped(SCRIPT)) }
+        "\n"
+    };
+    document(
         &format!(
             "Item {} of {} · HieraRAG annotation",
             page.index + 1,
             page.progress.n_items
         ),
-    );
-    let nav = format!(
-        "<nav>{} · <span id=\"position\">item {} of {}</span> · {}</nav>",
-        link_or_disabled(
-            "prev",
-            "prev",
-            "← previous <kbd>k</kbd>",
-            page.prev.map(|p| item_url(token, p))
-        ),
-        page.index + 1,
-        page.progress.n_items,
-        link_or_disabled(
-            "next",
-            "next",
-            "next <kbd>j</kbd> →",
-            page.next.map(|p| item_url(token, p))
-        ),
-    );
-    progress_bar(&mut out, &page.progress, &nav);
-    out.push_str("<main>\n<section class=\"documents\">\n");
-    let _ = writeln!(
-        out,
-        "<h2>{}</h2>",
-        if item.documents.len() == 1 {
-            "Document"
-        } else {
-            "Documents"
+        body,
+    )
+}
+
+/// One scale's fieldset: a radio button per value, `saved` checked.
+fn scale_fieldset(scale: &Scale, saved: Option<u8>) -> Markup {
+    html! {
+        fieldset id=(scale.field) {
+            legend { (scale.title) }
+            p class="prompt" { (scale.prompt) }
+            "\n"
+            @for (value, (key, meaning)) in scale.levels.iter().enumerate() {
+                label class="choice" {
+                    input type="radio" name=(scale.field) id={ (scale.field) "-" (value) }
+                        value=(value) checked[saved == u8::try_from(value).ok()];
+                    " " kbd { (key) } " " strong { (value) } " " (meaning)
+                }
+                "\n"
+            }
         }
-    );
-    for (doc_idx, (doc_id, text)) in item.documents.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "<article class=\"doc\"><h3>{}. {}</h3>\
-             <div class=\"doc-text\" id=\"doc-{doc_idx}\" tabindex=\"0\">{}</div></article>",
-            doc_idx + 1,
-            escape_html(doc_id),
-            escape_html(text)
-        );
+        "\n"
     }
-    if item.documents.is_empty() {
-        out.push_str("<p>(no document)</p>\n");
-    }
-    out.push_str("</section>\n<section class=\"rating\">\n");
-    if page.saved {
-        out.push_str("<p class=\"flash\" role=\"status\" id=\"saved\">Saved.</p>\n");
-    }
-    let _ = writeln!(
-        out,
-        "<h2>Question</h2><p class=\"text\" id=\"question\">{}</p>\n\
-         <h2>Reference answer</h2><p class=\"text\" id=\"reference\">{}</p>",
-        escape_html(&item.question),
-        escape_html(&item.reference)
-    );
-    let _ = writeln!(
-        out,
-        "<form method=\"post\" id=\"rating\" action=\"{}\">\n\
-         <input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        escape_html(&item_url(token, item.position)),
-        escape_html(page.csrf)
-    );
-    let values = page
-        .rating
-        .map(|r| [r.correctness, r.hallucination, r.answerability]);
-    for (scale_idx, scale) in SCALES.iter().enumerate() {
-        let saved = values.and_then(|values| values[scale_idx]);
-        let _ = writeln!(
-            out,
-            "<fieldset id=\"{field}\"><legend>{title}</legend><p class=\"prompt\">{prompt}</p>",
-            field = scale.field,
-            title = scale.title,
-            prompt = scale.prompt
-        );
-        for (value, (key, meaning)) in scale.levels.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "<label class=\"choice\"><input type=\"radio\" name=\"{field}\" id=\"{field}-{value}\" \
-                 value=\"{value}\"{checked}> <kbd>{key}</kbd> <strong>{value}</strong> {meaning}</label>",
-                field = scale.field,
-                checked = if saved == u8::try_from(value).ok() {
-                    " checked"
-                } else {
-                    ""
-                },
-            );
-        }
-        out.push_str("</fieldset>\n");
-    }
-    if item.category_task {
-        let pick = page.rating.and_then(|r| r.category_pick.as_deref());
-        let _ = writeln!(
-            out,
-            "<fieldset id=\"category\"><legend>Category</legend>\
-             <p class=\"prompt\">Which category of the dimension <strong>{}</strong> fits the \
-             question best?</p>",
-            escape_html(&item.dimension)
-        );
-        for (choice_idx, choice) in item.choices.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "<label class=\"choice\"><input type=\"radio\" name=\"category\" \
-                 id=\"category-{choice_idx}\" value=\"{choice}\"{checked}> {choice}</label>",
-                choice = escape_html(choice),
-                checked = if pick == Some(choice.as_str()) {
-                    " checked"
-                } else {
-                    ""
-                },
-            );
-        }
-        out.push_str("</fieldset>\n");
-    }
-    let note = page.rating.and_then(|r| r.note.as_deref()).unwrap_or("");
-    let _ = writeln!(
-        out,
-        "<label for=\"note\"><strong>Note</strong> (optional)</label>\n\
-         <textarea id=\"note\" name=\"note\" rows=\"3\">{}</textarea>\n\
-         <div class=\"buttons\"><button type=\"submit\" id=\"save-next\" name=\"action\" value=\"next\">\
-         Save &amp; next <kbd>Enter</kbd></button>\
-         <button type=\"submit\" id=\"save\" name=\"action\" value=\"save\">Save</button>\
-         <span id=\"dirty\" hidden>unsaved changes</span></div>\n</form>\n\
-         <p class=\"help\">Keys: <kbd>1</kbd>–<kbd>4</kbd> correctness 0–3 · <kbd>q</kbd> <kbd>w</kbd> \
-         <kbd>e</kbd> hallucination 0–2 · <kbd>a</kbd> <kbd>s</kbd> <kbd>d</kbd> <kbd>f</kbd> \
-         answerability 0–3 · <kbd>Enter</kbd> save &amp; next · <kbd>j</kbd> / <kbd>k</kbd> next / \
-         previous item (without saving). Keys do nothing while you type in the note.</p>\n\
-         </section>\n</main>\n<script nonce=\"{}\">{SCRIPT}</script>\n</body></html>",
-        // A leading newline in a textarea is dropped by the parser: write one more so a note
-        // that starts with a newline keeps it.
-        if note.starts_with('\n') {
-            format!("\n{}", escape_html(note))
-        } else {
-            escape_html(note)
-        },
-        escape_html(page.nonce)
-    );
-    out
 }
 
 /// One row of the overview: an item, its 0-based index and the annotator's status.
@@ -416,77 +420,83 @@ pub(crate) fn overview_page(
     rows: &[OverviewRow<'_>],
     done: bool,
 ) -> String {
-    let mut out = String::with_capacity(4_096 + 200 * rows.len());
-    document_start(&mut out, "Items · HieraRAG annotation");
-    progress_bar(&mut out, progress, "");
-    out.push_str("<main style=\"display:block\"><section>\n");
-    if done {
-        let _ = writeln!(
-            out,
-            "<h1 id=\"done\">All done: {} of {} items rated. Thank you!</h1>\n\
-             <p>You can still change any rating below.</p>",
-            progress.n_rated, progress.n_items
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "<h1>Items</h1>\n<p><a id=\"continue\" href=\"{}\">Continue with the first item \
-             not fully rated</a></p>",
-            escape_html(&annotator_url(progress.token))
-        );
-    }
-    if rows.is_empty() {
-        out.push_str("<p>This annotation store has no items.</p>\n");
-    } else {
-        out.push_str(
-            "<table><thead><tr><th>#</th><th>Question</th><th>Status</th></tr></thead><tbody>\n",
-        );
-        for row in rows {
-            let question: String = row.item.question.chars().take(120).collect();
-            let ellipsis = if question.len() < row.item.question.len() {
-                "…"
-            } else {
-                ""
-            };
-            let class = match row.status {
-                Status::Rated => "status-rated",
-                Status::Partial => "status-partial",
-                Status::Unrated => "status-unrated",
-            };
-            let _ = writeln!(
-                out,
-                "<tr><td><a href=\"{}\">{}</a></td><td>{}{ellipsis}</td><td class=\"{class}\">{}</td></tr>",
-                escape_html(&item_url(progress.token, row.item.position)),
-                row.index + 1,
-                escape_html(&question),
-                row.status.label()
-            );
+    let body = html! {
+        (progress_bar(progress, html! {}))
+        main style="display:block" {
+            section {
+                "\n"
+                @if done {
+                    h1 id="done" {
+                        "All done: " (progress.n_rated) " of " (progress.n_items)
+                        " items rated. Thank you!"
+                    }
+                    "\n" p { "You can still change any rating below." }
+                } @else {
+                    h1 { "Items" }
+                    "\n"
+                    p {
+                        a id="continue" href=(annotator_url(progress.token)) {
+                            "Continue with the first item not fully rated"
+                        }
+                    }
+                }
+                "\n"
+                @if rows.is_empty() {
+                    p { "This annotation store has no items." }
+                    "\n"
+                } @else {
+                    table {
+                        thead { tr { th { "#" } th { "Question" } th { "Status" } } }
+                        tbody {
+                            "\n"
+                            @for row in rows { (overview_row(progress.token, row)) "\n" }
+                        }
+                    }
+                    "\n"
+                }
+            }
         }
-        out.push_str("</tbody></table>\n");
+        "\n"
+    };
+    document("Items · HieraRAG annotation", body)
+}
+
+fn overview_row(token: &str, row: &OverviewRow<'_>) -> Markup {
+    let question: String = row.item.question.chars().take(120).collect();
+    let ellipsis = if question.len() < row.item.question.len() {
+        "…"
+    } else {
+        ""
+    };
+    let class = match row.status {
+        Status::Rated => "status-rated",
+        Status::Partial => "status-partial",
+        Status::Unrated => "status-unrated",
+    };
+    html! {
+        tr {
+            td { a href=(item_url(token, row.item.position)) { (row.index + 1) } }
+            td { (question) (ellipsis) }
+            td class=(class) { (row.status.label()) }
+        }
     }
-    out.push_str("</section></main>\n</body></html>\n");
-    out
 }
 
 /// A page with a heading and a message (errors, the start page).
 pub(crate) fn message_page(title: &str, message: &str, back: Option<&str>) -> String {
-    let mut out = String::with_capacity(2_048);
-    document_start(&mut out, &format!("{title} · HieraRAG annotation"));
-    let _ = write!(
-        out,
-        "<main style=\"display:block\"><section><h1>{}</h1><p id=\"message\">{}</p>",
-        escape_html(title),
-        escape_html(message)
-    );
-    if let Some(back) = back {
-        let _ = write!(
-            out,
-            "<p><a id=\"back\" href=\"{}\">Back</a></p>",
-            escape_html(back)
-        );
-    }
-    out.push_str("</section></main>\n</body></html>\n");
-    out
+    let body = html! {
+        main style="display:block" {
+            section {
+                h1 { (title) }
+                p id="message" { (message) }
+                @if let Some(back) = back {
+                    p { a id="back" href=(back) { "Back" } }
+                }
+            }
+        }
+        "\n"
+    };
+    document(&format!("{title} · HieraRAG annotation"), body)
 }
 
 #[cfg(test)]

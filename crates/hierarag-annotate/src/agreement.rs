@@ -1,5 +1,5 @@
-//! Agreement of the annotators with each other and with the benchmark (DESIGN.md §8, human
-//! validation): Fleiss' κ per scale, answer quality, category agreement against chance, and its
+//! Agreement of the annotators with each other and with the benchmark (docs/design.md,
+//! "Human validation"): Fleiss' κ per scale, answer quality, category agreement against chance, and its
 //! link to the Coherence Ratio.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

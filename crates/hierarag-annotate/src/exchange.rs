@@ -106,7 +106,7 @@ pub enum ImportError {
     /// Every problem found, in file order.
     #[error("{} problem(s) in the CSV; nothing was imported", .0.len())]
     Rows(Vec<RowError>),
-    #[error("cannot read the CSV: {0}")]
+    #[error("cannot read the CSV")]
     Csv(#[from] csv::Error),
     #[error(transparent)]
     Store(#[from] StoreError),

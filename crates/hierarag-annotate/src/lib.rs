@@ -1,4 +1,4 @@
-//! Human validation of a benchmark (DESIGN.md §8): a stratified sample of questions that people
+//! Human validation of a benchmark (docs/design.md, "Human validation"): a stratified sample of questions that people
 //! rate, kept in an SQLite store, exchanged as CSV, and summarised as agreement statistics.
 //!
 //! - [`sample`] draws the items from the benchmark's questions ([`Question`]): stratified by

@@ -103,7 +103,7 @@ pub enum StoreError {
     Missing { path: PathBuf },
     #[error("{}: already exists; remove it (or pass --overwrite) to sample again", path.display())]
     Exists { path: PathBuf },
-    #[error("{}: {source}", path.display())]
+    #[error("{}: cannot open the annotation store", path.display())]
     Open {
         path: PathBuf,
         #[source]
@@ -111,7 +111,7 @@ pub enum StoreError {
     },
     #[error("{}: {message}", path.display())]
     Corrupt { path: PathBuf, message: String },
-    #[error("annotation store: {0}")]
+    #[error("annotation store")]
     Sqlite(#[from] rusqlite::Error),
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
@@ -149,30 +149,42 @@ pub struct Store {
 impl Store {
     /// Creates the store at `path` with these items and meta entries (e.g. the seed), refusing a
     /// file that exists. The file appears complete or not at all: it is built under a temporary
-    /// name and renamed.
+    /// name beside it and renamed into place (never over a file that appeared meanwhile). It is
+    /// readable by its owner only, since it holds the annotators' tokens.
     pub fn create(
         path: &Path,
         items: &[Item],
         meta: &[(&str, String)],
     ) -> Result<Store, StoreError> {
+        let exists = || StoreError::Exists {
+            path: path.to_path_buf(),
+        };
+        let corrupt = |message: String| StoreError::Corrupt {
+            path: path.to_path_buf(),
+            message,
+        };
         if path.exists() {
-            return Err(StoreError::Exists {
-                path: path.to_path_buf(),
-            });
+            return Err(exists());
         }
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        remove_database(&tmp);
-        let built = build(&tmp, items, meta);
-        if let Err(error) = built {
-            remove_database(&tmp);
+        // tempfile's own mode, owner-only, and a name no other process picks.
+        let tmp = tempfile::Builder::new()
+            .prefix(".annotations.")
+            .suffix(".tmp")
+            .tempfile_in(path.parent().unwrap_or(Path::new(".")))
+            .map_err(|e| corrupt(format!("cannot create a temporary file beside it: {e}")))?;
+        if let Err(error) = build(tmp.path(), items, meta) {
+            remove_database(tmp.path());
             return Err(error);
         }
-        std::fs::rename(&tmp, path).map_err(|e| StoreError::Corrupt {
-            path: path.to_path_buf(),
-            message: format!("cannot rename {} into place: {e}", tmp.display()),
-        })?;
+        tmp.persist_noclobber(path)
+            .map_err(|e| match e.error.kind() {
+                std::io::ErrorKind::AlreadyExists => exists(),
+                _ => corrupt(format!(
+                    "cannot rename {} into place: {}",
+                    e.file.path().display(),
+                    e.error
+                )),
+            })?;
         Store::open(path)
     }
 

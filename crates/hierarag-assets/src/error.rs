@@ -27,7 +27,7 @@ pub enum AssetError {
     },
 
     /// A filesystem operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}", path.display())]
     Io {
         /// What was being attempted, as a verb phrase ("create directory", "read", ...).
         action: &'static str,
@@ -40,16 +40,16 @@ pub enum AssetError {
 
     /// The Python executable could not be started at all.
     #[error(
-        "cannot run `{command}`: {source}\n\
+        "cannot run `{command}`: {cause}\n\
          Install Python 3 with pip, or set HIERARAG_PYTHON to a Python executable that has pip.\n\
          {manual}"
     )]
     PythonNotRunnable {
         /// The full command line that was attempted.
         command: String,
-        /// Why it could not be started.
-        #[source]
-        source: io::Error,
+        /// Why it could not be started (shown in the message, before the hints, so not a
+        /// `source()` too).
+        cause: io::Error,
         /// The commands to run by hand instead.
         manual: String,
     },
@@ -107,7 +107,7 @@ pub enum AssetError {
     },
 
     /// The wheel has the right hash but cannot be read as a zip archive.
-    #[error("cannot read {} as a wheel (zip archive): {source}", path.display())]
+    #[error("cannot read {} as a wheel (zip archive)", path.display())]
     BadWheel {
         /// The wheel.
         path: PathBuf,
@@ -126,7 +126,7 @@ pub enum AssetError {
     },
 
     /// An unpacked JSON source file cannot be parsed or has an entry of the wrong shape.
-    #[error("{}: {detail}: {source}", path.display())]
+    #[error("{}: {detail}", path.display())]
     BadSourceJson {
         /// The unpacked file.
         path: PathBuf,
@@ -139,7 +139,7 @@ pub enum AssetError {
 
     /// A line of a converted JSONL file cannot be parsed.
     #[error(
-        "{}:{line}: not a valid record: {source}\nDelete the file and it is rebuilt on next use.",
+        "{}:{line}: not a valid record: {cause}\nDelete the file and it is rebuilt on next use.",
         path.display()
     )]
     BadJsonl {
@@ -148,8 +148,8 @@ pub enum AssetError {
         /// The 1-based line number.
         line: usize,
         /// The parser's message.
-        #[source]
-        source: serde_json::Error,
+        /// (Shown in the message, before the hint, so not a `source()` too.)
+        cause: serde_json::Error,
     },
 }
 

@@ -45,9 +45,9 @@ pub(crate) fn pip_download(
 
     let output = command
         .output()
-        .map_err(|source| AssetError::PythonNotRunnable {
+        .map_err(|cause| AssetError::PythonNotRunnable {
             command: shown.clone(),
-            source,
+            cause,
             manual: manual_instructions(python, spec),
         })?;
     if output.status.success() {

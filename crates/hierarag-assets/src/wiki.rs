@@ -184,10 +184,10 @@ pub fn summarize_wiki_sample(jsonl_path: &Path) -> Result<WikiSampleSummary, Ass
             continue;
         }
         let record: TopicOnly =
-            serde_json::from_str(&line).map_err(|source| AssetError::BadJsonl {
+            serde_json::from_str(&line).map_err(|cause| AssetError::BadJsonl {
                 path: jsonl_path.to_path_buf(),
                 line: idx + 1,
-                source,
+                cause,
             })?;
         counts.add(&record.topic);
     }
@@ -322,7 +322,8 @@ mod tests {
         fs::write(&json, r#"{"Ok": {"title": "Ok", "extract": "x", "description": "", "topic": "t"}, "Broken": {"title": "Broken"}}"#).unwrap();
         let jsonl = tmp.path().join("wiki.jsonl");
         let err = convert_wiki_summaries(&json, &jsonl).unwrap_err();
-        let message = err.to_string();
+        // The parser's message is the error's source, printed after it (`{:#}`).
+        let message = format!("{err}: {}", std::error::Error::source(&err).unwrap());
         assert!(message.contains(json.to_str().unwrap()), "{message}");
         assert!(message.contains(r#"entry "Broken""#), "{message}");
         assert!(message.contains("missing field `extract`"), "{message}");

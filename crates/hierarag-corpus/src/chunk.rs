@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// reused with other parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChunkParams {
-    /// Words per chunk (DESIGN.md §6: 512).
+    /// Words per chunk (docs/design.md, "The RAG run": 512).
     pub size: usize,
     /// Words shared by two consecutive chunks (default 0).
     pub overlap: usize,

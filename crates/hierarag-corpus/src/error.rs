@@ -65,7 +65,7 @@ impl fmt::Display for Location {
 pub enum CorpusError {
     #[error("{pattern}: no input file matched")]
     NoInput { pattern: String },
-    #[error("{path}: cannot read: {source}", path = path.display())]
+    #[error("{path}: cannot read", path = path.display())]
     Io {
         path: PathBuf,
         #[source]

@@ -2,7 +2,7 @@
 //!
 //! A **corpus** is one or more input files (JSONL, Parquet, or a directory of `.txt`/`.md` files);
 //! it is read one **document** at a time, never held in memory whole. Each document is cut into
-//! **chunks** of a fixed number of whitespace-separated words (512 by default, DESIGN.md §6).
+//! **chunks** of a fixed number of whitespace-separated words (512 by default, docs/design.md, "The RAG run").
 //!
 //! Main types:
 //! - [`CorpusSpec`]: which files, which format, which JSON/Parquet fields hold the id and text.

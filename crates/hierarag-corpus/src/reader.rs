@@ -428,7 +428,7 @@ impl Documents {
             };
             self.skipped.push(Skipped {
                 location,
-                reason: error.to_string(),
+                reason: with_sources(&error),
                 records_lost: self.records_lost(&error),
             });
             None
@@ -496,6 +496,18 @@ impl Iterator for Documents {
             }
         }
     }
+}
+
+/// An error's message followed by those of its sources, as `{:#}` prints an `anyhow` chain.
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]

@@ -65,7 +65,18 @@ fn fail_message(spec: &CorpusSpec) -> String {
         documents.next().is_none(),
         "the stream goes on after an error under Fail"
     );
-    error.to_string()
+    with_causes(&error)
+}
+
+/// The message with its causes, as `{:#}` of an `anyhow` error prints it.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
 }
 
 fn ids(docs: &[Document]) -> Vec<&str> {
@@ -1357,7 +1368,7 @@ fn nonexistent_path_is_an_error() {
     for on_error in [OnError::Fail, OnError::Skip] {
         let error = spec_of(&[&path]).documents(on_error).unwrap_err();
         assert_eq!(error.path(), Some(path.as_path()));
-        let message = error.to_string();
+        let message = with_causes(&error);
         assert_contains(&message, &[&path.display().to_string(), "no such file"]);
     }
 }

@@ -164,17 +164,6 @@ impl<'a> Generator<'a> {
         })
     }
 
-    /// Waits until every reply the generator and the filter have returned is committed to
-    /// their response caches ([`ChatClient::flush`]): a stage does so before it records items
-    /// as done.
-    pub async fn flush(&self) -> Result<(), hierarag_llm::LlmError> {
-        self.calls.generator.flush().await?;
-        match &self.calls.filter {
-            Some(filter) => filter.flush().await,
-            None => Ok(()),
-        }
-    }
-
     /// The refusal (HTTP 401/403/404) that stopped the generator's or the filter's client, if
     /// one did: no later item can succeed, so a stage stops.
     pub fn refusal(&self) -> Option<hierarag_llm::LlmError> {

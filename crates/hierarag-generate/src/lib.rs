@@ -1,4 +1,4 @@
-//! Synthetic QA generation in the manner of DataMorgana (DESIGN.md §5): from a plan item and
+//! Synthetic QA generation in the manner of DataMorgana (docs/design.md, "Generation"): from a plan item and
 //! its document(s) to one benchmark question with its reference answer.
 //!
 //! For each item the [`Generator`] asks the generator model for k candidates (default 3) as

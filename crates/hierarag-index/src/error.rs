@@ -6,7 +6,7 @@ use std::path::PathBuf;
 pub enum IndexError {
     #[error(transparent)]
     Corpus(#[from] hierarag_corpus::CorpusError),
-    #[error("{path}: {source}", path = path.display())]
+    #[error("{path}", path = path.display())]
     Io {
         path: PathBuf,
         #[source]
@@ -34,7 +34,7 @@ pub enum IndexError {
     BadManifest { path: PathBuf, message: String },
     #[error("{0}")]
     InvalidOptions(String),
-    #[error("tantivy: {0}")]
+    #[error("tantivy")]
     Tantivy(#[from] tantivy::TantivyError),
     /// Nothing was left to index; `why` names the skipped problems (an empty input under
     /// `--on-error fail` is a [`hierarag_corpus::CorpusError::EmptyInput`] instead).

@@ -9,7 +9,7 @@
 //!
 //! Rankings are deterministic whatever the segment layout: hits are ordered by score descending,
 //! then document id descending (trec_eval's tie order), then chunk number ascending. At the
-//! document level each document appears once, at its best chunk (DESIGN.md §6).
+//! document level each document appears once, at its best chunk (docs/design.md, "The RAG run").
 //!
 //! ```no_run
 //! use hierarag_index::{Bm25Index, Level};

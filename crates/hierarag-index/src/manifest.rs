@@ -21,7 +21,7 @@ pub struct IndexManifest {
     pub complete: bool,
     pub corpus: CorpusInfo,
     pub chunking: ChunkParams,
-    /// "whitespace": a token is a whitespace-separated word (DESIGN.md §6).
+    /// "whitespace": a token is a whitespace-separated word (docs/design.md, "The RAG run").
     pub chunk_unit: String,
     pub analyzer: AnalyzerInfo,
     pub bm25: Bm25Params,
@@ -103,11 +103,9 @@ impl IndexManifest {
 
     pub(crate) fn write(&self, dir: &Path) -> Result<(), IndexError> {
         let path = dir.join(MANIFEST_FILE);
-        let tmp = dir.join("manifest.json.tmp");
         let mut text = serde_json::to_string_pretty(self).expect("manifest serialises");
         text.push('\n');
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, &path))
+        hierarag_fs::write_atomic(&path, text.as_bytes())
             .map_err(|source| IndexError::Io { path, source })
     }
 

@@ -2,31 +2,22 @@
 //! request), so that a rerun costs no call and gets the same replies. A row holds the key, the
 //! reply and its usage; the request is not stored (the key stands for it).
 //!
-//! Lookups run on the calling thread, each on a connection of a small pool: a primary-key read
-//! takes microseconds, and WAL readers never wait for the writer. Stores are queued for one
-//! writer thread per open cache, which takes what has queued since its last turn and what
-//! comes within a short window after it as one batch, runs it in one transaction and commits
-//! once (group commit): 64 replies arriving together, or a few hundred microseconds apart,
-//! cost one commit rather than 64, and no caller waits for a commit it does not ask for.
-//! [`ResponseCache::flush`] waits until every store queued before it has committed, cutting the
-//! window short (a stage calls it before it records an item as done); a stored reply is served
-//! to lookups from memory until then, and dropping the last handle to the cache waits for the
-//! queue too. Checkpoints
-//! (copying the WAL into the database file, with its fsyncs) run on a thread of their own, a
-//! few times a second while stores come in, so that the writer does not wait for them.
+//! Two connections per open cache, each behind a mutex. Lookups use one on the calling thread:
+//! a primary-key read takes microseconds, and WAL readers never wait for the writer. Stores use
+//! the other on tokio's blocking threads, one insert committed at a time (in WAL mode with
+//! `synchronous = NORMAL` a commit appends to the WAL without syncing, but every thousand pages
+//! or so SQLite checkpoints, with its syncs, on the committing connection). A store returns
+//! once it is committed, so a reply is in the file before the caller can record anything that
+//! depends on it. Other handles and processes read the file while it is written, and wait up
+//! to [`BUSY_TIMEOUT`] for another's lock.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tokio::sync::watch;
 
 use crate::error::LlmError;
 use crate::types::{ChatRequest, Completion, JsonSchema, Message, Usage};
@@ -34,27 +25,12 @@ use crate::types::{ChatRequest, Completion, JsonSchema, Message, Usage};
 /// Bumped when the key's recipe changes, so that old entries are never misread.
 const KEY_VERSION: u32 = 1;
 
-/// Most stores the writer takes into one transaction.
-const MAX_BATCH: usize = 256;
-
-/// How long the writer gathers stores after the first of a batch before it commits them,
-/// unless a flush asks for them sooner: replies that arrive a few hundred microseconds apart
-/// would otherwise cost a commit each (a commit writes the touched pages to the WAL again).
-const COMMIT_WINDOW: Duration = Duration::from_millis(2);
-
-/// How long commits gather before the checkpoint thread copies them into the database file
-/// (a page rewritten by several commits is copied once).
-const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
-
-/// WAL pages (64 MB of 4 KiB pages) past which the checkpoint thread also restarts the WAL.
-/// While stores keep coming, a passive checkpoint never finds the WAL fully copied when the
-/// writer begins, so the writer never starts it over and it grows; a restart waits for the
-/// writer between two batches (stores queue meanwhile) and makes the next one start over.
-const WAL_RESTART_PAGES: i64 = 16_384;
+/// How long a statement waits for another connection's lock (another process writing, or
+/// checkpointing) before it fails.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A response cache in one SQLite file, safe to share between tasks and processes. Cheap to
-/// clone: clones share the connections, the writer thread and its queue; the thread ends
-/// (after committing what is queued) when the last clone is dropped.
+/// clone: clones share the connections.
 #[derive(Debug, Clone)]
 pub struct ResponseCache {
     path: PathBuf,
@@ -63,62 +39,13 @@ pub struct ResponseCache {
 
 #[derive(Debug)]
 struct Shared {
+    /// Lookups.
+    reader: Mutex<Connection>,
+    /// Stores, which may wait for a checkpoint.
+    writer: Mutex<Connection>,
     /// How a completion is stored in this file ([`INSERT_COMPLETION`] or, in a file made
     /// before requests stopped being stored, [`INSERT_COMPLETION_WITH_REQUEST`]).
     insert_completion: &'static str,
-    /// Idle read connections; a lookup takes one (or opens one) and puts it back.
-    readers: Mutex<Vec<Connection>>,
-    /// Stores queued so far.
-    queued: AtomicU64,
-    /// Stores the writer has finished (committed or failed), as it last reported.
-    finished: watch::Receiver<u64>,
-    /// What the writer thread updates (it holds this, never the handles, so that the last
-    /// handle is never dropped on the thread that dropping it joins).
-    state: Arc<WriterState>,
-    writer: Writer,
-}
-
-#[derive(Debug, Default)]
-struct WriterState {
-    /// Completions queued but not yet committed, by key: lookups see them at once.
-    pending: Mutex<HashMap<String, Completion>>,
-    /// The first store that failed since the last flush.
-    failure: Mutex<Option<String>>,
-}
-
-/// One statement (or a few) of a store.
-type Store = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
-
-/// A store, run inside a batch's transaction; `key` leaves [`WriterState::pending`] once the
-/// transaction has ended.
-struct Job {
-    work: Store,
-    key: Option<String>,
-}
-
-/// What goes to the writer thread.
-enum Queued {
-    Job(Job),
-    /// A flush waits: commit what is queued without waiting for more.
-    CommitNow,
-}
-
-/// The writer thread and the queue to it.
-#[derive(Debug)]
-struct Writer {
-    jobs: Option<mpsc::Sender<Queued>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        // Closing the queue ends the thread after the jobs already queued; waiting for it
-        // means every store is in the file when the last handle is gone.
-        drop(self.jobs.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
 }
 
 impl ResponseCache {
@@ -132,13 +59,10 @@ impl ResponseCache {
             std::fs::create_dir_all(parent)
                 .map_err(|e| fail(format!("cannot create folder: {e}")))?;
         }
-        let connection = connect(path)
+        let writer = connect(path)
             .and_then(|connection| {
                 connection.pragma_update(None, "journal_mode", "WAL")?;
                 connection.pragma_update(None, "synchronous", "NORMAL")?;
-                // Checkpoints are the checkpoint thread's: one run on commit would hold up
-                // the writer for tens of milliseconds (it copies pages and syncs twice).
-                connection.pragma_update(None, "wal_autocheckpoint", 0)?;
                 connection.execute_batch(
                     "CREATE TABLE IF NOT EXISTS completions (
                          key TEXT PRIMARY KEY,
@@ -164,38 +88,20 @@ impl ResponseCache {
                 Ok(connection)
             })
             .map_err(|e| fail(e.to_string()))?;
-        let insert_completion = if has_column(&connection, "completions", "request")
-            .map_err(|e| fail(e.to_string()))?
-        {
-            INSERT_COMPLETION_WITH_REQUEST
-        } else {
-            INSERT_COMPLETION
-        };
-        let checkpointer = connect(path).map_err(|e| fail(e.to_string()))?;
-        let (jobs, queue) = mpsc::channel();
-        let (report, finished) = watch::channel(0);
-        let state = Arc::new(WriterState::default());
-        let writer_state = Arc::clone(&state);
-        let thread = std::thread::Builder::new()
-            .name("hierarag-cache".into())
-            .spawn(move || {
-                write_batches(&connection, &queue, checkpointer, &report, &writer_state);
-            })
-            .map_err(|e| fail(format!("cannot start the cache's writer thread: {e}")))?;
-        let shared = Arc::new(Shared {
-            insert_completion,
-            readers: Mutex::new(Vec::new()),
-            queued: AtomicU64::new(0),
-            finished,
-            state,
-            writer: Writer {
-                jobs: Some(jobs),
-                thread: Some(thread),
-            },
-        });
+        let insert_completion =
+            if has_column(&writer, "completions", "request").map_err(|e| fail(e.to_string()))? {
+                INSERT_COMPLETION_WITH_REQUEST
+            } else {
+                INSERT_COMPLETION
+            };
+        let reader = connect(path).map_err(|e| fail(e.to_string()))?;
         Ok(ResponseCache {
             path: path.to_path_buf(),
-            shared,
+            shared: Arc::new(Shared {
+                reader: Mutex::new(reader),
+                writer: Mutex::new(writer),
+                insert_completion,
+            }),
         })
     }
 
@@ -210,63 +116,29 @@ impl ResponseCache {
         }
     }
 
-    /// Runs `work` on a read connection, on this thread.
+    /// Runs `work` on the read connection, on this thread.
     fn read<T>(
         &self,
         work: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, LlmError> {
-        let idle = lock(&self.shared.readers).pop();
-        let connection = match idle {
-            Some(connection) => connection,
-            None => connect(&self.path).map_err(|e| self.error(e.to_string()))?,
-        };
-        let outcome = work(&connection).map_err(|e| self.error(e.to_string()));
-        lock(&self.shared.readers).push(connection);
-        outcome
+        work(&lock(&self.shared.reader)).map_err(|e| self.error(e.to_string()))
     }
 
-    /// Queues `work` for the writer thread.
-    fn queue(&self, job: Job) -> Result<(), LlmError> {
-        // Counted before it is sent, so that a flush that starts after this call returns
-        // waits for it.
-        self.shared.queued.fetch_add(1, Ordering::SeqCst);
-        let sent = self
-            .shared
-            .writer
-            .jobs
-            .as_ref()
-            .map(|jobs| jobs.send(Queued::Job(job)));
-        if !matches!(sent, Some(Ok(()))) {
-            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
-            return Err(self.error("the cache's writer thread has stopped".into()));
-        }
-        Ok(())
-    }
-
-    /// Waits until every store queued before this call has been committed to the file; the
-    /// error of a store that failed since the last flush, if any.
-    pub async fn flush(&self) -> Result<(), LlmError> {
-        let target = self.shared.queued.load(Ordering::SeqCst);
-        let mut finished = self.shared.finished.clone();
-        if *finished.borrow() < target
-            && let Some(jobs) = &self.shared.writer.jobs
-        {
-            // A writer that has stopped is reported below.
-            let _ = jobs.send(Queued::CommitNow);
-        }
-        if finished.wait_for(|&done| done >= target).await.is_err() {
-            return Err(self.error("the cache's writer thread stopped before committing".into()));
-        }
-        match lock(&self.shared.state.failure).take() {
-            Some(message) => Err(self.error(message)),
-            None => Ok(()),
-        }
+    /// Runs `work` on the write connection, on a blocking thread.
+    async fn write(
+        &self,
+        work: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<(), LlmError> {
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || work(&lock(&shared.writer)))
+            .await
+            .map_err(|e| self.error(e.to_string()))?
+            .map_err(|e| self.error(e.to_string()))
     }
 
     /// The stored completion for `key`, with its stored usage.
     pub(crate) fn get_completion(&self, key: &str) -> Result<Option<Completion>, LlmError> {
-        // The file first: what it holds stays (a queued store of the same key is ignored).
-        let stored = self.read(|connection| {
+        self.read(|connection| {
             connection
                 .prepare_cached(
                     "SELECT text, finish_reason, prompt_tokens, completion_tokens, latency_ms
@@ -284,57 +156,44 @@ impl ResponseCache {
                     })
                 })
                 .optional()
-        })?;
-        if stored.is_some() {
-            return Ok(stored);
-        }
-        Ok(lock(&self.shared.state.pending).get(key).cloned())
+        })
     }
 
-    /// Queues a completion to be stored ([`ResponseCache::flush`] waits for it); lookups see
-    /// it at once. The first one stored for a key stays (a rerun sees what the first run saw,
-    /// even if two identical requests raced). The request itself is not stored: the key
-    /// stands for it, and prompts would make up nearly all of the file (an answering prompt
-    /// of ten chunks is some 11 KB, its reply a few hundred bytes).
-    pub(crate) fn put_completion(
+    /// Stores a completion and returns once it is committed. The first one stored for a key
+    /// stays (a rerun sees what the first run saw, even if two identical requests raced). The
+    /// request itself is not stored: the key stands for it, and prompts would make up nearly
+    /// all of the file (an answering prompt of ten chunks is some 11 KB, its reply a few
+    /// hundred bytes).
+    pub(crate) async fn put_completion(
         &self,
         key: &str,
         backend: &str,
         model: &str,
         completion: &Completion,
     ) -> Result<(), LlmError> {
-        lock(&self.shared.state.pending)
-            .entry(key.to_string())
-            .or_insert_with(|| completion.clone());
-        let row = (
+        let insert = self.shared.insert_completion;
+        let (key, backend, model, completion) = (
             key.to_string(),
             backend.to_string(),
             model.to_string(),
             completion.clone(),
         );
-        let insert = self.shared.insert_completion;
-        self.queue(Job {
-            key: Some(key.to_string()),
-            work: Box::new(move |connection| {
-                let (key, backend, model, completion) = row;
-                connection
-                    .prepare_cached(insert)?
-                    .execute(params![
-                        key,
-                        backend,
-                        model,
-                        completion.text,
-                        completion.finish_reason,
-                        completion.usage.prompt_tokens as i64,
-                        completion.usage.completion_tokens as i64,
-                        completion.usage.latency_ms,
-                    ])
-                    .map(drop)
-            }),
+        self.write(move |connection| {
+            connection
+                .prepare_cached(insert)?
+                .execute(params![
+                    key,
+                    backend,
+                    model,
+                    completion.text,
+                    completion.finish_reason,
+                    completion.usage.prompt_tokens as i64,
+                    completion.usage.completion_tokens as i64,
+                    completion.usage.latency_ms,
+                ])
+                .map(drop)
         })
-        .inspect_err(|_| {
-            lock(&self.shared.state.pending).remove(key);
-        })
+        .await
     }
 
     /// The stored vectors for `key`.
@@ -354,7 +213,7 @@ impl ResponseCache {
         })
     }
 
-    /// Stores vectors and waits until they are committed.
+    /// Stores vectors and returns once they are committed.
     pub(crate) async fn put_embeddings(
         &self,
         key: &str,
@@ -371,19 +230,16 @@ impl ResponseCache {
             dim as i64,
             encode_vectors(vectors),
         );
-        self.queue(Job {
-            key: None,
-            work: Box::new(move |connection| {
-                connection
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO embeddings (key, backend, model, n_texts, dim, vectors)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    )?
-                    .execute(params![row.0, row.1, row.2, row.3, row.4, row.5])
-                    .map(drop)
-            }),
-        })?;
-        self.flush().await
+        self.write(move |connection| {
+            connection
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO embeddings (key, backend, model, n_texts, dim, vectors)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(params![row.0, row.1, row.2, row.3, row.4, row.5])
+                .map(drop)
+        })
+        .await
     }
 }
 
@@ -411,148 +267,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// How long a connection waits for another's lock (another process's writer, the checkpoint
-/// thread's restart) before the operation fails.
-const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A connection to the cache file that waits up to [`LOCK_TIMEOUT`] for another connection's
-/// lock, trying again every 0.1 ms: SQLite's own busy timeout sleeps in growing steps of up to
-/// 100 ms, so that a lock held for a millisecond can cost tens.
+/// A connection to the cache file that waits up to [`BUSY_TIMEOUT`] for another's lock.
 fn connect(path: &Path) -> rusqlite::Result<Connection> {
-    let mut connection = Connection::open(path)?;
-    let mut waiting_since = Instant::now();
-    connection.busy_handler(Some(move |attempt: i32| {
-        if attempt == 0 {
-            waiting_since = Instant::now();
-        }
-        std::thread::sleep(Duration::from_micros(100));
-        waiting_since.elapsed() < LOCK_TIMEOUT
-    }))?;
+    let connection = Connection::open(path)?;
+    connection.busy_timeout(BUSY_TIMEOUT)?;
     Ok(connection)
-}
-
-/// The writer thread: takes the stores queued since its last turn and those that arrive within
-/// [`COMMIT_WINDOW`] of the first (up to [`MAX_BATCH`]; a flush cuts the window short), runs
-/// them in order in one transaction and commits; then drops their keys from the pending map,
-/// reports how many stores have finished, and tells the checkpoint thread.
-fn write_batches(
-    connection: &Connection,
-    queue: &mpsc::Receiver<Queued>,
-    checkpointer: Connection,
-    report: &watch::Sender<u64>,
-    state: &WriterState,
-) {
-    let (committed, commits) = mpsc::channel();
-    let checkpoints = std::thread::Builder::new()
-        .name("hierarag-cache-checkpoint".into())
-        .spawn(move || checkpoint_after(&checkpointer, &commits));
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    let mut finished = 0;
-    while let Ok(first) = queue.recv() {
-        let mut commit_now = match first {
-            Queued::Job(job) => {
-                batch.push(job);
-                false
-            }
-            Queued::CommitNow => true,
-        };
-        let window_ends = Instant::now() + COMMIT_WINDOW;
-        while batch.len() < MAX_BATCH {
-            let next = if commit_now {
-                queue.try_recv().ok()
-            } else {
-                queue
-                    .recv_timeout(window_ends.saturating_duration_since(Instant::now()))
-                    .ok()
-            };
-            match next {
-                Some(Queued::Job(job)) => batch.push(job),
-                Some(Queued::CommitNow) => commit_now = true,
-                // Nothing more queued, the window is over, or the queue has closed.
-                None => break,
-            }
-        }
-        if batch.is_empty() {
-            continue;
-        }
-        // IMMEDIATE takes the write lock up front, waiting (busy timeout) for other processes.
-        let mut failure = run(connection, "BEGIN IMMEDIATE").err();
-        let mut keys = Vec::with_capacity(batch.len());
-        let n_jobs = batch.len() as u64;
-        for job in batch.drain(..) {
-            keys.extend(job.key);
-            if failure.is_none()
-                && let Err(error) = (job.work)(connection)
-            {
-                failure = Some(error.to_string());
-            }
-        }
-        // One failed statement rolls the whole batch back: all or nothing, like a commit.
-        failure = match failure {
-            None => run(connection, "COMMIT").err(),
-            Some(error) => {
-                let _ = run(connection, "ROLLBACK");
-                Some(error)
-            }
-        };
-        let mut pending = lock(&state.pending);
-        for key in &keys {
-            pending.remove(key);
-        }
-        drop(pending);
-        if let Some(error) = failure {
-            lock(&state.failure).get_or_insert(error);
-        }
-        finished += n_jobs;
-        report.send_replace(finished);
-        let _ = committed.send(());
-    }
-    drop(committed);
-    if let Ok(checkpoints) = checkpoints {
-        let _ = checkpoints.join();
-    }
-}
-
-/// Runs a checkpoint; the pages the WAL holds, when it ran.
-fn checkpoint(connection: &Connection, mode: &str) -> Option<i64> {
-    connection
-        .query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
-            row.get(1)
-        })
-        .ok()
-}
-
-/// Runs one statement without parameters, prepared once per connection.
-fn run(connection: &Connection, sql: &str) -> Result<(), String> {
-    connection
-        .prepare_cached(sql)
-        .and_then(|mut statement| statement.execute([]))
-        .map(drop)
-        .map_err(|e| e.to_string())
-}
-
-/// The checkpoint thread: after commits, waits until [`CHECKPOINT_EVERY`] has passed since its
-/// last checkpoint, then copies what the WAL holds into the database file without waiting for
-/// readers or the writer (PASSIVE), and restarts the WAL once it is past [`WAL_RESTART_PAGES`].
-/// Ends when the writer does; closing the last connection checkpoints the rest.
-fn checkpoint_after(connection: &Connection, commits: &mpsc::Receiver<()>) {
-    let mut last = Instant::now();
-    while commits.recv().is_ok() {
-        let due = last + CHECKPOINT_EVERY;
-        loop {
-            match commits.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Ok(()) => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => break,
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
-        }
-        // A failed checkpoint is tried again after the next commit.
-        let wal_pages = checkpoint(connection, "PASSIVE");
-        if wal_pages.is_some_and(|pages| pages >= WAL_RESTART_PAGES) {
-            let _ = checkpoint(connection, "RESTART");
-        }
-        last = Instant::now();
-    }
 }
 
 /// The cache key of a chat request: sha256 (hex) of the canonical JSON of (backend, model,
@@ -805,6 +524,7 @@ mod tests {
             assert_eq!(cache.get_completion("k").unwrap(), None);
             cache
                 .put_completion("k", "openai", "m", &completion)
+                .await
                 .unwrap();
             cache
                 .put_embeddings("e", "openai", "m", &[vec![1.0, 2.0]])
@@ -831,70 +551,75 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_store_is_seen_at_once_and_in_the_file_after_a_flush() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_is_in_the_file_when_it_returns_and_the_first_stays() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache.sqlite");
         let cache = ResponseCache::open(&path).unwrap();
-        // Two handles on one file, as two processes would have: the second sees only what
-        // the first has committed.
+        // Two handles on one file, as two processes would have: the second sees what the
+        // first has stored.
         let other = ResponseCache::open(&path).unwrap();
         for n in 0..200 {
-            // The first stored for a key stays, whether or not it was committed yet.
             let key = format!("k{}", n % 100);
             cache
                 .put_completion(&key, "openai", "m", &completion(&format!("t{n}")))
+                .await
                 .unwrap();
         }
-        assert_eq!(cache.get_completion("k7").unwrap(), Some(completion("t7")));
-        cache.flush().await.unwrap();
         for n in 0..100 {
             let stored = other.get_completion(&format!("k{n}")).unwrap();
             assert_eq!(stored, Some(completion(&format!("t{n}"))), "k{n}");
         }
-        assert!(lock(&cache.shared.state.pending).is_empty());
-    }
-
-    #[tokio::test]
-    async fn dropping_the_last_handle_commits_what_is_queued() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.sqlite");
-        {
-            let cache = ResponseCache::open(&path).unwrap();
-            let clone = cache.clone();
-            drop(cache);
-            for n in 0..50 {
-                clone
-                    .put_completion(&format!("k{n}"), "openai", "m", &completion("t"))
-                    .unwrap();
-            }
-        }
-        let cache = ResponseCache::open(&path).unwrap();
-        let rows: i64 = cache
-            .read(|connection| {
-                connection.query_row("SELECT COUNT(*) FROM completions", [], |row| row.get(0))
+        // Stores from many tasks at once, while the other handle reads.
+        let stores: Vec<_> = (0..64)
+            .map(|n| {
+                let cache = cache.clone();
+                tokio::spawn(async move {
+                    let key = format!("c{n}");
+                    cache
+                        .put_completion(&key, "openai", "m", &completion("c"))
+                        .await
+                })
             })
-            .unwrap();
-        assert_eq!(rows, 50);
+            .collect();
+        let reads: Vec<_> = (0..64)
+            .map(|n| {
+                let other = other.clone();
+                tokio::spawn(async move { other.get_completion(&format!("k{n}")) })
+            })
+            .collect();
+        for store in stores {
+            store.await.unwrap().unwrap();
+        }
+        for (n, read) in reads.into_iter().enumerate() {
+            let stored = read.await.unwrap().unwrap();
+            assert_eq!(stored, Some(completion(&format!("t{n}"))), "k{n}");
+        }
+        for n in 0..64 {
+            let stored = other.get_completion(&format!("c{n}")).unwrap();
+            assert_eq!(stored, Some(completion("c")), "c{n}");
+        }
     }
 
     #[tokio::test]
-    async fn a_failed_store_is_reported_by_the_next_flush_only() {
+    async fn a_failed_store_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let cache = ResponseCache::open(&dir.path().join("cache.sqlite")).unwrap();
-        cache
-            .queue(Job {
-                key: None,
-                work: Box::new(|connection| {
-                    connection
-                        .execute("INSERT INTO no_such_table VALUES (1)", [])
-                        .map(drop)
-                }),
+        let error = cache
+            .write(|connection| {
+                connection
+                    .execute("INSERT INTO no_such_table VALUES (1)", [])
+                    .map(drop)
             })
-            .unwrap();
-        let error = cache.flush().await.unwrap_err().to_string();
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("no such table"), "{error}");
-        cache.flush().await.unwrap();
+        assert!(error.contains("cache.sqlite"), "{error}");
+        cache
+            .put_completion("k", "openai", "m", &completion("t"))
+            .await
+            .unwrap();
     }
 
     /// The key recipe before keys were hashed as they were written (`KEY_VERSION` 1): the
@@ -1007,6 +732,7 @@ mod tests {
             let cache = ResponseCache::open(&new).unwrap();
             cache
                 .put_completion("k", "openai", "m", &completion("t"))
+                .await
                 .unwrap();
         }
         assert!(!has_request_column(&new));
@@ -1038,8 +764,8 @@ mod tests {
             let cache = ResponseCache::open(&old).unwrap();
             cache
                 .put_completion("k", "openai", "m", &completion("t"))
+                .await
                 .unwrap();
-            cache.flush().await.unwrap();
         }
         assert!(has_request_column(&old));
         let cache = ResponseCache::open(&old).unwrap();

@@ -128,12 +128,8 @@ impl ChatClient {
     }
 
     /// Answers `request` from the cache, or calls a backend (retrying as configured) and
-    /// stores the reply. The reply's usage latency is the successful attempt's wall time.
-    ///
-    /// The reply is committed to the cache file in the background, with others that arrive
-    /// meanwhile: [`ChatClient::flush`] waits until every reply returned so far is in the file
-    /// (a stage flushes before it records an item as done), and so does dropping the last clone
-    /// of the client.
+    /// stores the reply. The reply's usage latency is the successful attempt's wall time. A
+    /// reply is in the cache file when this returns, so a caller may record what it depends on.
     pub async fn complete(&self, request: &ChatRequest) -> Result<Reply, LlmError> {
         let usage = &self.inner.dispatcher.usage;
         usage.request();
@@ -171,7 +167,9 @@ impl ChatClient {
             completion.usage.completion_tokens,
         );
         if let (Some(cache), Some(key)) = (&self.inner.cache, &key) {
-            cache.put_completion(key, self.backend(), self.model(), &completion)?;
+            cache
+                .put_completion(key, self.backend(), self.model(), &completion)
+                .await?;
         }
         Ok(Reply {
             completion,
@@ -198,16 +196,6 @@ impl ChatClient {
                 .await?;
         }
         Ok(())
-    }
-
-    /// Waits until every reply this client (or a clone) has returned is committed to the
-    /// response cache; the error of a store that failed since the last flush, if any. Without
-    /// a cache there is nothing to wait for.
-    pub async fn flush(&self) -> Result<(), LlmError> {
-        match &self.inner.cache {
-            Some(cache) => cache.flush().await,
-            None => Ok(()),
-        }
     }
 
     /// Totals since the client was built.

@@ -12,8 +12,7 @@
 //!   5xx, timeouts, dropped connections, truncated bodies and invalid JSON, never waiting less
 //!   than the server's `Retry-After`; any other 4xx fails at once with the server's message;
 //! - a SQLite [`ResponseCache`] keyed by (backend, model, request), so that a rerun makes no
-//!   call and gets the same text; replies are committed by a writer thread in groups, and
-//!   [`ChatClient::flush`] waits until those returned so far are in the file;
+//!   call and gets the same text; a reply is committed before the call returns it;
 //! - usage accounting ([`UsageSummary`]) for the run manifest and a stage's last line.
 //!
 //! [`delimit`] keeps text from a corpus or a user's system inside the data blocks of a prompt

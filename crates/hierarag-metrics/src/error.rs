@@ -11,7 +11,7 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum TrecFormatError {
     /// The reader failed, or the line is not valid UTF-8.
-    #[error("{source_name} line {line}: cannot read the line: {error}")]
+    #[error("{source_name} line {line}: cannot read the line")]
     Read {
         /// The name of the input, as passed to `from_reader`.
         source_name: String,

@@ -25,7 +25,7 @@ pub struct Evaluation {
 /// Evaluates `run` against `qrels`.
 ///
 /// Unlike trec_eval, which averages only over queries that appear in both, a judged query that
-/// retrieved nothing scores 0 and counts in the mean (DESIGN.md §7): a system must not look
+/// retrieved nothing scores 0 and counts in the mean (docs/design.md, "Metrics"): a system must not look
 /// better by answering fewer questions.
 pub fn evaluate(qrels: &Qrels, run: &Run) -> Evaluation {
     let mut per_query = BTreeMap::new();

@@ -3,7 +3,7 @@
 //!
 //! This crate scores a retrieval [`Run`] against relevance judgments ([`Qrels`]) and gives the
 //! same numbers as `trec_eval` 9 / `pytrec_eval` (checked against pytrec_eval to 1e-9 by
-//! `tests/pytrec_eval_oracle.rs`), with one deliberate difference from DESIGN.md §7: a judged
+//! `tests/pytrec_eval_oracle.rs`), with one deliberate difference from docs/design.md, "Metrics": a judged
 //! query that retrieved nothing scores 0 and counts in the mean, where trec_eval drops it.
 //! It is pure logic: parsing reads any [`std::io::BufRead`], and nothing touches the filesystem.
 //!
@@ -24,7 +24,7 @@
 //! - [`trec_order`] / [`trec_ranking`], the ranking order itself, and [`Run::write_trec`] /
 //!   [`format_run_line`] to write runs that other tools rank identically.
 //!
-//! It also scores a generated answer against its reference answer (DESIGN.md §7), porting the
+//! It also scores a generated answer against its reference answer (docs/design.md, "Metrics"), porting the
 //! reference Python packages down to their tokenizers and floating-point order of operations
 //! (checked against them by `tests/text_oracle.rs` on 331 pairs of real and adversarial text):
 //! - [`rouge1`] → [`RougeScore`], equal to `rouge-score` 0.1.2 without stemming, with its

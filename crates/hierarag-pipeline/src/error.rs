@@ -5,7 +5,7 @@ use std::path::PathBuf;
 /// What went wrong with a run's files.
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]

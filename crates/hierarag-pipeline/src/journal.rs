@@ -1,12 +1,11 @@
 //! Append-only JSONL record files that survive being killed at any moment.
 //!
-//! A stage appends one finished record per line and flushes it. When a stage starts again it
-//! reads what is there: complete lines are done work; a torn last line (the process died while
-//! writing it) is cut off; a broken line anywhere else is an error naming file and line. At the
-//! end of a stage the file is put in plan order ([`Journal::finish`], with the bytes of
-//! [`sort_records`]), atomically, so that a run that was interrupted and resumed ends with the
-//! same bytes as one that was not; a copy in plan order kept while the stage runs
-//! ([`Journal::copy_in_order`], `ordered.rs`) leaves little of that work for the end.
+//! A stage appends one finished record per line. When a stage starts again it reads what is
+//! there: complete lines are done work; a torn last line (the process died while writing it) is
+//! cut off; a broken line anywhere else is an error naming file and line. At the end of a stage
+//! [`Journal::finish`] sorts the file into plan order ([`sort_records`]) and replaces it
+//! atomically, so that a run that was interrupted and resumed ends with the same bytes as one
+//! that was not.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
@@ -18,13 +17,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::PipelineError;
-use crate::ordered::{Finished, OrderedCopy};
 
 /// An append-only JSONL file of records keyed by a string field.
-///
-/// The journal knows where every line of its file is and which id it holds (read once when it
-/// opens, then from what it appends), so that [`Journal::finish`] can put the file in plan
-/// order by moving lines, with no second read of the records.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
@@ -32,83 +26,58 @@ pub struct Journal {
     id_field: &'static str,
     done: HashSet<String>,
     dropped_tail: usize,
-    /// Every non-blank line of the file, in file order; `None` once a write failed part way
-    /// (the file's layout is then not known, and [`Journal::finish`] reads it again).
-    lines: Option<Vec<LineAt>>,
-    /// The file's length as this journal has left it.
-    len: usize,
-    /// Whether one record per id makes a line complete its item ([`Journal::open`]), or
-    /// items are completed by [`Journal::resolve`] (side files).
-    one_per_id: bool,
-    /// The lines in plan order, copied as they come ([`Journal::copy_in_order`]).
-    ordered: Option<OrderedCopy>,
-}
-
-/// Where one line of a journal's file is, and its id.
-#[derive(Debug)]
-struct LineAt {
-    /// Without the line break.
-    range: std::ops::Range<usize>,
-    id: Option<String>,
 }
 
 impl Journal {
     /// Opens (or creates) `path`, cutting off a torn last line, and learns the ids already
     /// there. Duplicate ids are an error: they mean the file was edited or two runs wrote it.
     pub fn open(path: &Path, id_field: &'static str) -> Result<Journal, PipelineError> {
-        let mut opened = Journal::open_lines(path, id_field)?;
-        opened.journal.one_per_id = true;
-        for line in &opened.lines_read {
-            let id = line.id.as_deref().ok_or_else(|| PipelineError::Record {
+        let (mut journal, lines) = Journal::open_lines(path, id_field)?;
+        for line in lines {
+            let id = line.id.ok_or_else(|| PipelineError::Record {
                 path: path.to_path_buf(),
                 line: line.number,
                 message: format!("missing string field `{id_field}`"),
             })?;
-            if !opened.journal.done.insert(id.to_string()) {
+            if !journal.done.insert(id.clone()) {
                 return Err(PipelineError::DuplicateId {
                     path: path.to_path_buf(),
                     line: line.number,
-                    id: id.to_string(),
+                    id,
                 });
             }
         }
-        opened.journal.lines = Some(opened.lines_read.into_iter().map(Line::at).collect());
-        Ok(opened.journal)
+        Ok(journal)
     }
 
     /// Opens a side file whose lines share ids (e.g. several rejects per item, `id_field`
     /// naming the item): no uniqueness check, lines without the field allowed, a torn last
     /// line cut off.
     pub fn open_side(path: &Path, id_field: &'static str) -> Result<Journal, PipelineError> {
-        let mut opened = Journal::open_lines(path, id_field)?;
-        opened.journal.lines = Some(opened.lines_read.into_iter().map(Line::at).collect());
-        Ok(opened.journal)
+        Journal::open_lines(path, id_field).map(|(journal, _)| journal)
     }
 
     /// Cuts a torn tail off `path`, reads its lines (each checked to be JSON) and opens it for
     /// appending.
-    fn open_lines(path: &Path, id_field: &'static str) -> Result<Opened, PipelineError> {
+    fn open_lines(
+        path: &Path,
+        id_field: &'static str,
+    ) -> Result<(Journal, Vec<Line>), PipelineError> {
         let dropped_tail = repair_tail(path)?;
-        let lines = Lines::read(path, id_field)?;
+        let (_, lines) = read_lines(path, id_field)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| PipelineError::io(path, e))?;
-        Ok(Opened {
-            journal: Journal {
-                path: path.to_path_buf(),
-                file,
-                id_field,
-                done: HashSet::new(),
-                dropped_tail,
-                lines: None,
-                len: lines.bytes.len(),
-                one_per_id: false,
-                ordered: None,
-            },
-            lines_read: lines.lines,
-        })
+        let journal = Journal {
+            path: path.to_path_buf(),
+            file,
+            id_field,
+            done: HashSet::new(),
+            dropped_tail,
+        };
+        Ok((journal, lines))
     }
 
     pub fn path(&self) -> &Path {
@@ -129,191 +98,65 @@ impl Journal {
         self.done.contains(id)
     }
 
-    /// Appends one line to a side file (no uniqueness bookkeeping).
-    pub fn append_side<T: Serialize>(&mut self, record: &T) -> Result<(), PipelineError> {
-        self.append_side_all([record])
+    /// Appends one record as one line. Its id counts as done once the write has returned; a
+    /// process killed during it leaves at most a torn last line, which [`Journal::open`] cuts
+    /// off.
+    pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), PipelineError> {
+        let (bytes, ids) = self.encode([record], true)?;
+        self.write(&bytes)?;
+        self.done.extend(ids);
+        Ok(())
     }
 
-    /// Appends several lines to a side file with one write (no uniqueness bookkeeping).
+    /// Appends lines to a side file with one write (no uniqueness bookkeeping).
     pub fn append_side_all<'r, T: Serialize + 'r>(
         &mut self,
         records: impl IntoIterator<Item = &'r T>,
     ) -> Result<(), PipelineError> {
-        let (bytes, lines) = self.encode(records, false)?;
-        self.write(&bytes, lines).map(drop)
+        let (bytes, _) = self.encode(records, false)?;
+        self.write(&bytes)
     }
 
-    /// Appends one record as one line and flushes it to the operating system.
-    pub fn append<T: Serialize>(&mut self, record: &T) -> Result<(), PipelineError> {
-        self.append_all([record]).map(drop)
-    }
-
-    /// Appends records as lines with one write (group commit: the records that finished
-    /// together reach the operating system together) and returns how many there were. The ids
-    /// count as done only once the write has returned; a process killed during it leaves at
-    /// most a torn last line, which [`Journal::open`] cuts off.
-    pub fn append_all<'r, T: Serialize + 'r>(
-        &mut self,
-        records: impl IntoIterator<Item = &'r T>,
-    ) -> Result<usize, PipelineError> {
-        let (bytes, lines) = self.encode(records, true)?;
-        let ids: Vec<String> = lines.iter().filter_map(|line| line.id.clone()).collect();
-        self.write(&bytes, lines)?;
-        let written = ids.len();
-        self.done.extend(ids);
-        Ok(written)
-    }
-
-    /// The lines of `records` and where each is in them, with its id (required if
-    /// `require_id`).
+    /// The lines of `records` and their ids (each required if `require_id`).
     fn encode<'r, T: Serialize + 'r>(
         &self,
         records: impl IntoIterator<Item = &'r T>,
         require_id: bool,
-    ) -> Result<(Vec<u8>, Vec<LineAt>), PipelineError> {
+    ) -> Result<(Vec<u8>, Vec<String>), PipelineError> {
         let mut bytes = Vec::new();
-        let mut lines = Vec::new();
+        let mut ids = Vec::new();
         for record in records {
             let value = serde_json::to_value(record).map_err(|e| {
                 PipelineError::Invalid(format!("{}: cannot serialise: {e}", self.path.display()))
             })?;
-            let id = record_id(&value, self.id_field);
-            if require_id && id.is_none() {
-                return Err(PipelineError::Invalid(format!(
-                    "{}: record without `{}`",
-                    self.path.display(),
-                    self.id_field
-                )));
+            match record_id(&value, self.id_field) {
+                Some(id) => ids.push(id.to_string()),
+                None if require_id => {
+                    return Err(PipelineError::Invalid(format!(
+                        "{}: record without `{}`",
+                        self.path.display(),
+                        self.id_field
+                    )));
+                }
+                None => {}
             }
-            let start = bytes.len();
             serde_json::to_writer(&mut bytes, &value).expect("a JSON value serialises");
-            lines.push(LineAt {
-                range: start..bytes.len(),
-                id: id.map(str::to_string),
-            });
             bytes.push(b'\n');
         }
-        Ok((bytes, lines))
+        Ok((bytes, ids))
     }
 
-    /// Appends `bytes`, whose `lines` are placed relative to its start.
-    fn write(&mut self, bytes: &[u8], lines: Vec<LineAt>) -> Result<(), PipelineError> {
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        if let Err(e) = self.file.write_all(bytes).and_then(|()| self.file.flush()) {
-            // Some of the bytes may be in the file.
-            self.lines = None;
-            return Err(PipelineError::io(&self.path, e));
-        }
-        if let Some(copy) = &mut self.ordered {
-            for line in &lines {
-                copy.add(&bytes[line.range.clone()], line.id.as_deref());
-            }
-            copy.write_ready();
-        }
-        let start = self.len;
-        if let Some(known) = &mut self.lines {
-            known.extend(lines.into_iter().map(|line| LineAt {
-                range: start + line.range.start..start + line.range.end,
-                id: line.id,
-            }));
-        }
-        self.len += bytes.len();
-        Ok(())
+    fn write(&mut self, bytes: &[u8]) -> Result<(), PipelineError> {
+        self.file
+            .write_all(bytes)
+            .map_err(|e| PipelineError::io(&self.path, e))
     }
 
-    /// From now on, copies the file's lines in the order of `order` beside it as they come
-    /// (the lines already there first), so that [`Journal::finish`] has only the last few left
-    /// to write; the copy is `<file>.ordered.tmp`, synced in the background and removed if the
-    /// journal is dropped unfinished. A line goes into the copy once every item before its own
-    /// is complete: for a journal, an item is complete when its record is in the file or
-    /// [`Journal::resolve`] names it (it failed); for a side file, when `complete` (the items
-    /// an earlier pass completed) or [`Journal::resolve`] names it. Without the copy (it cannot
-    /// be made), [`Journal::finish`] sorts the file as [`sort_records`] does.
-    pub fn copy_in_order(
-        &mut self,
-        order: &HashMap<String, usize>,
-        complete: &HashSet<String>,
-    ) -> Result<(), PipelineError> {
-        let Some(lines) = &self.lines else {
-            return Ok(());
-        };
-        let mut copy = OrderedCopy::create(&self.path, order, self.one_per_id)
-            .map_err(|e| PipelineError::io(&self.path, e))?;
-        copy.resolve(complete.iter().map(String::as_str));
-        if !lines.is_empty() {
-            let bytes = std::fs::read(&self.path).map_err(|e| PipelineError::io(&self.path, e))?;
-            if bytes.len() != self.len {
-                // Changed behind this journal's back: no copy; finish reads the file again.
-                return Ok(());
-            }
-            for line in lines {
-                copy.add(&bytes[line.range.clone()], line.id.as_deref());
-            }
-        }
-        copy.write_ready();
-        self.ordered = Some(copy);
-        Ok(())
-    }
-
-    /// Marks items as complete (a side file's items once their records are written, or an
-    /// item that failed): their lines may go into the copy of [`Journal::copy_in_order`].
-    pub fn resolve<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) {
-        if let Some(copy) = &mut self.ordered {
-            copy.resolve(ids);
-            copy.write_ready();
-        }
-    }
-
-    /// Puts the file in the order of `order` (ids by position; unknown ids last, in their
-    /// current order), keeping the order of lines with the same id, with the bytes
-    /// [`sort_records`] gives. With a copy ([`Journal::copy_in_order`]) only its last lines
-    /// are left to write; otherwise the lines are moved as they are, from where the journal
-    /// knows them to be. Falls back to [`sort_records`] when the file is not as this journal
-    /// left it.
-    pub fn finish(mut self, order: &HashMap<String, usize>) -> Result<FinishedFrom, PipelineError> {
-        let copy = self.ordered.take();
-        let Some(lines) = self.lines else {
-            return sort_records(&self.path, self.id_field, order).map(|()| FinishedFrom::File);
-        };
+    /// Closes the file and puts it in the order of `order`, as [`sort_records`] does.
+    pub fn finish(self, order: &HashMap<String, usize>) -> Result<(), PipelineError> {
         drop(self.file);
-        if let Some(copy) = copy {
-            match copy.finish(&self.path, lines.len()) {
-                Finished::Replaced | Finished::Unchanged => return Ok(FinishedFrom::Copy),
-                Finished::Abandoned => {}
-            }
-        }
-        let bytes = std::fs::read(&self.path).map_err(|e| PipelineError::io(&self.path, e))?;
-        if bytes.len() != self.len {
-            return sort_records(&self.path, self.id_field, order).map(|()| FinishedFrom::File);
-        }
-        write_in_order(
-            &self.path,
-            &bytes,
-            lines
-                .iter()
-                .map(|line| (line.range.clone(), line.id.as_deref())),
-            order,
-        )
-        .map(|()| FinishedFrom::File)
+        sort_records(&self.path, self.id_field, order)
     }
-}
-
-/// What [`Journal::finish`] put in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishedFrom {
-    /// The copy made while the stage ran (renamed over the file, or found in the file's
-    /// order already).
-    Copy,
-    /// The file, read again.
-    File,
-}
-
-/// A journal just opened, with the lines read from its file.
-struct Opened {
-    journal: Journal,
-    lines_read: Vec<Line>,
 }
 
 fn record_id<'a>(value: &'a Value, id_field: &str) -> Option<&'a str> {
@@ -441,118 +284,81 @@ pub fn sort_records(
     field: &str,
     order: &HashMap<String, usize>,
 ) -> Result<(), PipelineError> {
-    let lines = Lines::read(path, field)?;
-    write_in_order(
-        path,
-        &lines.bytes,
-        lines
-            .lines
-            .iter()
-            .map(|line| (line.range.clone(), line.id.as_deref())),
-        order,
-    )
-}
-
-/// Rewrites `path` (whose bytes are `bytes`, its lines at the ranges given with their ids) with
-/// the lines in the order of `order`, unknown ids last, lines with the same id in their order;
-/// atomically, and only when the order changes.
-fn write_in_order<'l>(
-    path: &Path,
-    bytes: &[u8],
-    lines: impl Iterator<Item = (std::ops::Range<usize>, Option<&'l str>)>,
-    order: &HashMap<String, usize>,
-) -> Result<(), PipelineError> {
-    // Each line's position looked up once, not at every comparison.
-    let mut keyed: Vec<(usize, usize, std::ops::Range<usize>)> = lines
+    let (bytes, lines) = read_lines(path, field)?;
+    // Each line's position looked up once; the line number breaks ties.
+    let mut keyed: Vec<(usize, usize)> = lines
+        .iter()
         .enumerate()
-        .map(|(n, (range, id))| {
-            let position = id.and_then(|id| order.get(id).copied());
-            (position.unwrap_or(usize::MAX), n, range)
+        .map(|(n, line)| {
+            let position = line.id.as_ref().and_then(|id| order.get(id).copied());
+            (position.unwrap_or(usize::MAX), n)
         })
         .collect();
-    // Unstable is enough: the line number breaks ties.
-    keyed.sort_unstable_by_key(|&(position, n, _)| (position, n));
-    let changed = keyed.iter().enumerate().any(|(k, &(_, n, _))| k != n);
-    if changed {
-        let mut sorted = Vec::with_capacity(bytes.len());
-        for (_, _, range) in keyed {
-            sorted.extend_from_slice(&bytes[range]);
-            sorted.push(b'\n');
-        }
-        write_atomic(path, &sorted)?;
+    keyed.sort_unstable();
+    if keyed.iter().enumerate().all(|(k, &(_, n))| k == n) {
+        return Ok(());
     }
-    Ok(())
-}
-
-/// The non-blank lines of a JSONL file, each with the string value of one top-level field.
-struct Lines {
-    bytes: Vec<u8>,
-    lines: Vec<Line>,
-}
-
-impl Line {
-    fn at(self) -> LineAt {
-        LineAt {
-            range: self.range,
-            id: self.id,
-        }
+    let mut sorted = Vec::with_capacity(bytes.len());
+    for (_, n) in keyed {
+        sorted.extend_from_slice(&bytes[lines[n].range.clone()]);
+        sorted.push(b'\n');
     }
+    write_atomic(path, &sorted)
 }
 
+/// One non-blank line of a JSONL file.
 struct Line {
     /// 1-based, blank lines counted.
     number: usize,
     /// Without the line break.
     range: std::ops::Range<usize>,
-    /// The field's value, when the line is an object with that field as a string.
+    /// The string value of the line's top-level `field`, if it has one.
     id: Option<String>,
 }
 
-impl Lines {
-    /// Reads `path` (missing: no lines), checking that every line is JSON; an error names
-    /// file and line. Only the field is kept; the rest of each line is checked, not built.
-    fn read(path: &Path, field: &str) -> Result<Lines, PipelineError> {
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(PipelineError::io(path, e)),
+/// The bytes of `path` (missing: none) and its non-blank lines, each checked to be JSON; an
+/// error names file and line. Only the field is built ([`field_of`]): parsing whole lines into
+/// values took several times as long, and a stage does this after its last reply.
+fn read_lines(path: &Path, field: &str) -> Result<(Vec<u8>, Vec<Line>), PipelineError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(PipelineError::io(path, e)),
+    };
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut number = 0;
+    while start < bytes.len() {
+        number += 1;
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |n| start + n);
+        let next = end + 1;
+        // As `BufRead::lines`: a line ends before "\n" or "\r\n".
+        let end = if bytes[start..end].ends_with(b"\r") {
+            end - 1
+        } else {
+            end
         };
-        let mut lines = Vec::new();
-        let mut start = 0;
-        let mut number = 0;
-        while start < bytes.len() {
-            number += 1;
-            let end = bytes[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(bytes.len(), |n| start + n);
-            let next = end + 1;
-            // As `BufRead::lines`: a line ends before "\n" or "\r\n".
-            let end = if end > start && bytes[end - 1] == b'\r' {
-                end - 1
-            } else {
-                end
-            };
-            let text = &bytes[start..end];
-            let record_error = |message: String| PipelineError::Record {
-                path: path.to_path_buf(),
-                line: number,
-                message,
-            };
-            let text = std::str::from_utf8(text).map_err(|e| record_error(e.to_string()))?;
-            if !text.trim().is_empty() {
-                let id =
-                    field_of(text.as_bytes(), field).map_err(|e| record_error(e.to_string()))?;
-                lines.push(Line {
-                    number,
-                    range: start..end,
-                    id,
-                });
-            }
-            start = next;
+        let record_error = |message: String| PipelineError::Record {
+            path: path.to_path_buf(),
+            line: number,
+            message,
+        };
+        let text =
+            std::str::from_utf8(&bytes[start..end]).map_err(|e| record_error(e.to_string()))?;
+        if !text.trim().is_empty() {
+            let id = field_of(text.as_bytes(), field).map_err(|e| record_error(e.to_string()))?;
+            lines.push(Line {
+                number,
+                range: start..end,
+                id,
+            });
         }
-        Ok(Lines { bytes, lines })
+        start = next;
     }
+    Ok((bytes, lines))
 }
 
 /// The string value of the top-level `field` of one JSON line (`None` when the line is not
@@ -641,17 +447,10 @@ pub fn write_values_atomic(path: &Path, values: &[&Value]) -> Result<(), Pipelin
     write_atomic(path, &bytes)
 }
 
-/// Writes bytes to `path` atomically (temporary file, sync, rename).
+/// Writes bytes to `path` atomically ([`hierarag_fs::write_atomic`]: temporary file, sync,
+/// rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PipelineError> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    let mut file = File::create(&tmp).map_err(|e| PipelineError::io(&tmp, e))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| PipelineError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| PipelineError::io(path, e))
+    hierarag_fs::write_atomic(path, bytes).map_err(|e| PipelineError::io(path, e))
 }
 
 /// The sha256 of a file, hex; `None` when it does not exist.
@@ -732,7 +531,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("answers.jsonl");
         let mut journal = Journal::open(&path, "id").unwrap();
-        assert_eq!(journal.append_all(records.iter()).unwrap(), 4);
+        for record in &records {
+            journal.append(record).unwrap();
+        }
         let order: HashMap<String, usize> = ["a", "b", "c", "d"]
             .iter()
             .enumerate()
@@ -790,9 +591,9 @@ mod tests {
             let path = dir.path().join(name);
             std::fs::write(&path, before).unwrap();
             let mut journal = Journal::open(&path, "id").unwrap();
-            journal.append_all(records[..2].iter()).unwrap();
-            journal.append(&records[2]).unwrap();
-            journal.append_all(records[3..].iter()).unwrap();
+            for record in &records {
+                journal.append(record).unwrap();
+            }
             (path, journal)
         };
         let (expected, journal) = write("sorted.jsonl");
@@ -805,7 +606,7 @@ mod tests {
         assert!(expected.starts_with("{\"id\":\"r0\""), "{expected}");
         assert!(expected.ends_with("{\"id\":\"zz\"}\n"), "{expected}");
 
-        // A file changed behind the journal's back is read again, not trusted.
+        // A line written behind the journal's back is sorted in too.
         let (path, mut journal) = write("changed.jsonl");
         journal.append(&json!({"id": "r4"})).unwrap();
         OpenOptions::new()
@@ -835,150 +636,27 @@ mod tests {
             )
             .unwrap();
         rejects
-            .append_side(&json!({"item_id": "r2", "n": 3}))
+            .append_side_all([json!({"item_id": "r2", "n": 3})].iter())
             .unwrap();
         rejects.finish(&order).unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\"item_id\":\"r1\",\"n\":2}\n{\"item_id\":\"r2\",\"n\":1}\n{\"item_id\":\"r2\",\"n\":3}\n{\"n\":9}\n"
         );
-    }
 
-    /// The copy beside a journal, if one is there.
-    fn copy_of(path: &Path) -> Option<String> {
-        let mut name = path.file_name().unwrap().to_os_string();
-        name.push(".ordered.tmp");
-        std::fs::read_to_string(path.with_file_name(name)).ok()
-    }
-
-    #[test]
-    fn the_ordered_copy_grows_as_items_complete_and_replaces_the_journal() {
-        let dir = tempfile::tempdir().unwrap();
-        let order: HashMap<String, usize> = (0..5).map(|n| (format!("r{n}"), n)).collect();
-        let record = |n: usize| json!({"id": format!("r{n}"), "n": n});
-        let path = dir.path().join("answers.jsonl");
-        let mut journal = Journal::open(&path, "id").unwrap();
-        journal.copy_in_order(&order, &HashSet::new()).unwrap();
-        journal.append_all([record(1), record(0)].iter()).unwrap();
-        journal.append(&record(3)).unwrap();
-        // r0 and r1 are in the copy; r3 waits for r2.
-        assert_eq!(
-            copy_of(&path).unwrap(),
-            "{\"id\":\"r0\",\"n\":0}\n{\"id\":\"r1\",\"n\":1}\n"
-        );
-        // r2 failed: r3 follows r1.
-        journal.resolve(["r2"]);
-        assert!(
-            copy_of(&path)
-                .unwrap()
-                .ends_with("{\"id\":\"r3\",\"n\":3}\n")
-        );
-        journal.append(&record(4)).unwrap();
-        assert_eq!(journal.finish(&order).unwrap(), FinishedFrom::Copy);
-        assert_eq!(copy_of(&path), None);
-        let lines: Vec<Value> = read_values(&path).unwrap();
-        let ids: Vec<&str> = lines.iter().map(|v| v["id"].as_str().unwrap()).collect();
-        assert_eq!(ids, ["r0", "r1", "r3", "r4"]);
-
-        // Records that came in plan order leave the file as it was.
+        // A file in plan order already is left as it is.
         let path = dir.path().join("scores.jsonl");
         let mut journal = Journal::open(&path, "id").unwrap();
-        journal.copy_in_order(&order, &HashSet::new()).unwrap();
-        journal
-            .append_all([record(0), record(1), record(2)].iter())
-            .unwrap();
-        let before = std::fs::metadata(&path).unwrap().modified().unwrap();
-        assert_eq!(journal.finish(&order).unwrap(), FinishedFrom::Copy);
-        assert_eq!(copy_of(&path), None);
+        for n in 0..3 {
+            journal.append(&json!({"id": format!("r{n}")})).unwrap();
+        }
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        journal.finish(&order).unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().modified().unwrap(),
-            before
+            modified
         );
         assert_eq!(read_values(&path).unwrap().len(), 3);
-
-        // A stage that stops early leaves no copy behind.
-        let path = dir.path().join("benchmark.jsonl");
-        let mut journal = Journal::open(&path, "id").unwrap();
-        journal.copy_in_order(&order, &HashSet::new()).unwrap();
-        journal.append(&record(0)).unwrap();
-        assert!(copy_of(&path).is_some());
-        drop(journal);
-        assert_eq!(copy_of(&path), None);
-        assert_eq!(read_values(&path).unwrap().len(), 1);
-    }
-
-    use proptest::prelude::{Just, Strategy};
-
-    proptest::proptest! {
-        /// Whatever an earlier pass left, in whatever order items complete or fail, and
-        /// however side lines are spread, finishing with the ordered copy gives the bytes of
-        /// sorting the file.
-        #[test]
-        fn finishing_with_the_copy_equals_sorting_the_file(
-            ids in (1usize..40).prop_flat_map(|n| Just((0..n).collect::<Vec<usize>>()).prop_shuffle()),
-            resumed_percent in 0usize..100,
-            failed_percent in 0usize..30,
-            batch in 1usize..6,
-            crlf in proptest::prelude::any::<bool>(),
-        ) {
-            let items = ids.len();
-            let dir = tempfile::tempdir().unwrap();
-            let order: HashMap<String, usize> = (0..items).map(|n| (format!("i{n}"), n)).collect();
-            let resumed = items * resumed_percent / 100;
-            let (before, todo) = ids.split_at(resumed);
-            // An earlier pass: records and their side lines, in completion order.
-            let break_ = if crlf { "\r\n" } else { "\n" };
-            let main_before: String = before.iter().map(|n| format!("{{\"id\":\"i{n}\"}}{break_}")).collect();
-            let mut side_before: String = before
-                .iter()
-                .flat_map(|n| (0..n % 3).map(move |k| format!("{{\"item_id\":\"i{n}\",\"k\":{k}}}\n")))
-                .collect();
-            if resumed % 2 == 1 {
-                // A line of no item, which goes last.
-                side_before.insert_str(0, "{\"k\":-1}\n");
-            }
-            let done: HashSet<String> = before.iter().map(|n| format!("i{n}")).collect();
-            let mut ran = Vec::new();
-            for (name, side) in [("copied", true), ("sorted", false)] {
-                let main_path = dir.path().join(format!("{name}.jsonl"));
-                let side_path = dir.path().join(format!("{name}.rejects.jsonl"));
-                std::fs::write(&main_path, &main_before).unwrap();
-                std::fs::write(&side_path, &side_before).unwrap();
-                let mut main = Journal::open(&main_path, "id").unwrap();
-                let mut rejects = Journal::open_side(&side_path, "item_id").unwrap();
-                if side {
-                    main.copy_in_order(&order, &HashSet::new()).unwrap();
-                    rejects.copy_in_order(&order, &done).unwrap();
-                }
-                for group in todo.chunks(batch) {
-                    let side_lines: Vec<Value> = group
-                        .iter()
-                        .flat_map(|n| (0..(n + 1) % 3).map(move |k| json!({"item_id": format!("i{n}"), "k": k})))
-                        .collect();
-                    rejects.append_side_all(side_lines.iter()).unwrap();
-                    let (failed, ok): (Vec<usize>, Vec<usize>) =
-                        group.iter().partition(|n| (*n * 7 + 3) % 100 < failed_percent);
-                    let records: Vec<Value> = ok.iter().map(|n| json!({"id": format!("i{n}"), "x": n})).collect();
-                    main.append_all(records.iter()).unwrap();
-                    let failed: Vec<String> = failed.iter().map(|n| format!("i{n}")).collect();
-                    main.resolve(failed.iter().map(String::as_str));
-                    let names: Vec<String> = group.iter().map(|n| format!("i{n}")).collect();
-                    rejects.resolve(names.iter().map(String::as_str));
-                }
-                if side {
-                    proptest::prop_assert_eq!(main.finish(&order).unwrap(), FinishedFrom::Copy);
-                    proptest::prop_assert_eq!(rejects.finish(&order).unwrap(), FinishedFrom::Copy);
-                } else {
-                    drop(main);
-                    drop(rejects);
-                    sort_records(&main_path, "id", &order).unwrap();
-                    sort_records(&side_path, "item_id", &order).unwrap();
-                }
-                ran.push((std::fs::read(&main_path).unwrap(), std::fs::read(&side_path).unwrap()));
-                proptest::prop_assert_eq!(copy_of(&main_path), None);
-            }
-            proptest::prop_assert_eq!(&ran[0], &ran[1]);
-        }
     }
 
     #[test]

@@ -3,28 +3,26 @@
 //! manifest are `hierarag-run`'s).
 //!
 //! - [`Journal`]: an append-only JSONL file; reopening it cuts off a torn last line and tells
-//!   which ids are done; [`Journal::finish`] puts a finished file in plan order atomically (from
-//!   a copy in plan order kept as items complete, or as [`sort_records`] does), so a run killed
-//!   and resumed ends with the same bytes as one that was not;
+//!   which ids are done; [`Journal::finish`] sorts a finished file into plan order and
+//!   replaces it atomically ([`sort_records`]), so a run killed and resumed ends with the same
+//!   bytes as one that was not;
 //! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`]: one pass of a stage over the items
 //!   not yet done, concurrently, with failures recorded in the stage's failures file and
-//!   retried by the next pass. Generation and answering run their items as tasks on the
-//!   runtime's worker threads (the stage's own task prepares items and writes records, off the
-//!   path from one item to the next); records of items that finish within a few milliseconds
-//!   are appended with one write, after the response cache holds the replies behind them;
+//!   retried by the next pass. Generation and answering keep a fixed number of items in
+//!   progress, each running as a task on the runtime's worker threads, and append each record
+//!   as its item finishes (the response cache holds the replies behind it by then);
 //!
 //! The crate does no terminal output: stages report through [`Progress`].
 
 mod error;
 mod journal;
-mod ordered;
 mod pool;
 mod stages;
 
 pub use error::PipelineError;
 pub use journal::{
-    FinishedFrom, Journal, file_fingerprint, file_sha256, read_input, read_records, read_values,
-    retain_records, sort_records, write_atomic, write_values_atomic,
+    Journal, file_fingerprint, file_sha256, read_input, read_records, read_values, retain_records,
+    sort_records, write_atomic, write_values_atomic,
 };
 pub use stages::{
     AnswerStage, EvaluateStage, Failure, GenerateStage, NoProgress, Progress, ScoreRecord,

@@ -3,7 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+use futures_util::StreamExt;
 
 use hierarag_generate::{BenchmarkRecord, Generator, ItemOutcome, SourceDocument};
 use hierarag_llm::Embedder;
@@ -15,7 +18,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::PipelineError;
 use crate::journal::{Journal, retain_records, write_values_atomic};
-use crate::pool::{Owned, Pool};
+use crate::pool::{items, spawned};
 
 /// An item a stage could not do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,28 +118,6 @@ fn write_failures(path: &Path, failures: &[Failure]) -> Result<(), PipelineError
     write_values_atomic(path, &values.iter().collect::<Vec<_>>())
 }
 
-/// How often a stage writes the records of the items that finished since it last wrote:
-/// every write waits for the response cache to commit the replies behind its records, and at
-/// hundreds of replies a second one commit and one append per reply cost more than the
-/// requests (the records of an item wait at most this long to be written).
-const GROUP_COMMIT_EVERY: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// When a stage next writes its records.
-#[derive(Debug, Default)]
-struct GroupCommit {
-    last: Option<tokio::time::Instant>,
-}
-
-impl GroupCommit {
-    /// The earliest time for the next write; the first write waits for nothing.
-    fn next(&mut self) -> tokio::time::Instant {
-        let now = tokio::time::Instant::now();
-        let next = self.last.map_or(now, |last| last + GROUP_COMMIT_EVERY);
-        self.last = Some(next.max(now));
-        next
-    }
-}
-
 /// Inputs of the generate stage.
 #[derive(Debug)]
 pub struct GenerateStage<'a> {
@@ -162,10 +143,6 @@ impl GenerateStage<'_> {
         // Rejects of items that did not finish are produced again when they are redone.
         retain_records(self.rejects, "item_id", benchmark.done())?;
         let mut rejects = Journal::open_side(self.rejects, "item_id")?;
-        // Both files are copied in plan order as items complete, so that ending the stage in
-        // plan order costs little after the last reply.
-        benchmark.copy_in_order(&order, &HashSet::new())?;
-        rejects.copy_in_order(&order, benchmark.done())?;
 
         let todo: Vec<&PlanItem> = self
             .plan
@@ -177,63 +154,47 @@ impl GenerateStage<'_> {
         let mut failures = Vec::new();
         let mut written = 0;
         let mut stopped = None;
-        let n_todo = todo.len();
-        let mut pool = Pool::new(todo.into_iter(), n_todo, self.concurrency, |item| {
-            std::future::ready(match self.documents_of(item) {
+        let stop = AtomicBool::new(false);
+        let outcomes = items(todo, self.concurrency, &stop, |item| async move {
+            match self.documents_of(item) {
                 Ok(documents) => {
-                    let generation = self.generator.generate_owned(item.clone(), documents);
-                    Ok(Box::pin(generation) as Owned<ItemOutcome>)
+                    spawned(self.generator.generate_owned(item.clone(), documents)).await
                 }
-                Err(reason) => Err(ItemOutcome {
+                Err(reason) => ItemOutcome {
                     item_id: item.item_id.clone(),
                     record: None,
                     rejects: Vec::new(),
                     failure: Some(reason),
-                }),
-            })
-        });
-        let mut group = GroupCommit::default();
-        while let Some(mut finished) = pool.next_batch_after(group.next()).await {
-            // The replies behind a record are in the response cache before the record is on
-            // disk; when they cannot be stored, the items fail (and are redone next pass), as
-            // they did when each call waited for its own store.
-            if let Err(error) = pool.while_preparing(self.generator.flush()).await {
-                for outcome in finished.iter_mut().filter(|o| o.record.is_some()) {
-                    outcome.record = None;
-                    outcome.failure = Some(error.to_string());
-                }
+                },
             }
+        });
+        let mut outcomes = std::pin::pin!(outcomes);
+        // The replies behind an outcome are in the response cache already.
+        while let Some(outcome) = outcomes.next().await {
             // Rejects first: a record on disk means its item is complete. A failed item's
             // rejects are kept too; the next pass drops them with the item and redoes both.
-            rejects.append_side_all(finished.iter().flat_map(|o| &o.rejects))?;
-            written += benchmark.append_all(finished.iter().filter_map(|o| o.record.as_ref()))?;
-            benchmark.resolve(
-                finished
-                    .iter()
-                    .filter(|o| o.record.is_none())
-                    .map(|o| o.item_id.as_str()),
-            );
-            rejects.resolve(finished.iter().map(|o| o.item_id.as_str()));
-            progress.advance(finished.len() as u64);
-            for outcome in finished {
-                if outcome.record.is_none() {
-                    failures.push(Failure {
-                        stage: "generate".into(),
-                        item_id: outcome.item_id,
-                        reason: outcome.failure.unwrap_or_else(|| "no record".into()),
-                    });
+            rejects.append_side_all(&outcome.rejects)?;
+            match &outcome.record {
+                Some(record) => {
+                    benchmark.append(record)?;
+                    written += 1;
                 }
+                None => failures.push(Failure {
+                    stage: "generate".into(),
+                    item_id: outcome.item_id,
+                    reason: outcome.failure.unwrap_or_else(|| "no record".into()),
+                }),
             }
+            progress.advance(1);
             if stopped.is_none()
                 && let Some(refusal) = self.generator.refusal()
             {
                 // No item starts after a refusal; those in progress finish (their next call
                 // fails at once) and what they completed is kept.
                 stopped = Some(refusal.to_string());
-                pool.stop_taking_inputs();
+                stop.store(true, Ordering::SeqCst);
             }
         }
-        drop(pool);
         benchmark.finish(&order)?;
         rejects.finish(&order)?;
         without_refused(&mut failures, &stopped);
@@ -289,7 +250,6 @@ impl AnswerStage<'_> {
         let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
         let mut answers = Journal::open(self.answers, "id")?;
         check_foreign(&answers, &order)?;
-        answers.copy_in_order(&order, &HashSet::new())?;
         let todo: Vec<&BenchmarkRecord> = self
             .benchmark
             .iter()
@@ -300,68 +260,48 @@ impl AnswerStage<'_> {
         let mut failures = Vec::new();
         let mut written = 0;
         let mut stopped = None;
-        let n_todo = todo.len();
-        let mut pool = Pool::new(
-            todo.into_iter(),
-            n_todo,
-            self.concurrency,
-            |record| async move {
-                // Retrieval borrows the retriever, so it runs on this task; the prompt, the call
-                // and the record run on a worker.
-                let seed = answer_seed(self.seed, &record.id);
-                match self.answerer.retrieve(&record.question).await {
-                    Ok(chunks) => {
-                        let id = record.id.clone();
-                        let answering = self.answerer.answer_from_chunks(
-                            record.id.clone(),
-                            record.question.clone(),
-                            seed,
-                            chunks,
-                        );
-                        Ok(Box::pin(async move { (id, answering.await) }) as Owned<_>)
-                    }
-                    Err(error) => Err((record.id.clone(), Err(error))),
+        let stop = AtomicBool::new(false);
+        let outcomes = items(todo, self.concurrency, &stop, |record| async move {
+            // Retrieval borrows the retriever, so it runs on this task; the prompt, the call
+            // and the record run as a task of their own.
+            let seed = answer_seed(self.seed, &record.id);
+            let answer = match self.answerer.retrieve(&record.question).await {
+                Ok(chunks) => {
+                    spawned(self.answerer.answer_from_chunks(
+                        record.id.clone(),
+                        record.question.clone(),
+                        seed,
+                        chunks,
+                    ))
+                    .await
                 }
-            },
-        );
-        let mut group = GroupCommit::default();
-        while let Some(finished) = pool.next_batch_after(group.next()).await {
-            // The replies behind the answers are in the response cache before the answers are
-            // on disk; when they cannot be stored, the answers fail (and are redone next pass).
-            let stored = pool
-                .while_preparing(self.answerer.flush())
-                .await
-                .map_err(|e| e.to_string());
-            written += answers.append_all(
-                finished
-                    .iter()
-                    .filter(|_| stored.is_ok())
-                    .filter_map(|(_, r)| r.as_ref().ok()),
-            )?;
-            progress.advance(finished.len() as u64);
-            let failed_from = failures.len();
-            for (id, result) in finished {
-                let reason = match (result, &stored) {
-                    (Err(error), _) => error.to_string(),
-                    (Ok(_), Err(error)) => error.clone(),
-                    (Ok(_), Ok(())) => continue,
-                };
-                failures.push(Failure {
+                Err(error) => Err(error),
+            };
+            (record, answer)
+        });
+        let mut outcomes = std::pin::pin!(outcomes);
+        // The reply behind an answer is in the response cache already.
+        while let Some((record, answer)) = outcomes.next().await {
+            match answer {
+                Ok(answer) => {
+                    answers.append(&answer)?;
+                    written += 1;
+                }
+                Err(error) => failures.push(Failure {
                     stage: "answer".into(),
-                    item_id: id,
-                    reason,
-                });
+                    item_id: record.id.clone(),
+                    reason: with_sources(&error),
+                }),
             }
-            answers.resolve(failures[failed_from..].iter().map(|f| f.item_id.as_str()));
+            progress.advance(1);
             if stopped.is_none()
                 && let Some(refusal) = self.answerer.refusal()
             {
                 // No question starts after a refusal; those in progress finish.
                 stopped = Some(refusal.to_string());
-                pool.stop_taking_inputs();
+                stop.store(true, Ordering::SeqCst);
             }
         }
-        drop(pool);
         answers.finish(&order)?;
         without_refused(&mut failures, &stopped);
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
@@ -377,7 +317,7 @@ impl AnswerStage<'_> {
     }
 }
 
-/// One line of `scores.jsonl`: every metric of one answered question (DESIGN.md §7).
+/// One line of `scores.jsonl`: every metric of one answered question (docs/design.md, "Metrics").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreRecord {
     pub id: String,
@@ -457,7 +397,7 @@ impl EvaluateStage<'_> {
                     failures.extend(batch.iter().map(|a| Failure {
                         stage: "evaluate".into(),
                         item_id: a.id.clone(),
-                        reason: format!("embedding failed: {error}"),
+                        reason: format!("embedding failed: {}", with_sources(&error)),
                     }));
                     progress.advance(batch.len() as u64);
                     continue;
@@ -527,4 +467,17 @@ pub fn score(
         bleu: hierarag_metrics::sentence_bleu(&answer.answer, &[reference.answer.as_str()]).score,
         refused: answer.refused,
     }
+}
+
+/// `error` with its causes, `outer: inner: …`, as a failure record gives it (the errors'
+/// own messages name only themselves, so that a printer of the chain repeats nothing).
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }

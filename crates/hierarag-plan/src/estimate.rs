@@ -7,7 +7,7 @@ use crate::plan::Plan;
 /// Settings of the generation stage that decide its cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GenerationSettings {
-    /// Candidate question-answer pairs asked for in one generation call (DESIGN.md §5: 3).
+    /// Candidate question-answer pairs asked for in one generation call (docs/design.md, "Generation": 3).
     pub candidates: usize,
     /// Whether each item's candidates go through a second, filtering call.
     pub filter: bool,

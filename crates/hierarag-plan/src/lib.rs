@@ -1,5 +1,5 @@
 //! Experiment designs and question-generation plans: which question to generate from which
-//! document (DESIGN.md §4).
+//! document (docs/design.md, "Designs and plans").
 //!
 //! A [`Design`] resolves the paper's research designs (`rq1`, `rq2`, `rq3`) or a `custom` one
 //! from a run config ([`DesignConfig`]) against a [`hierarag_taxonomy::Taxonomy`] into sets of

@@ -77,51 +77,14 @@ above. If they do not contain the answer, reply exactly: \"{REFUSAL}\"",
     vec![Message::system(SYSTEM), Message::user(user)]
 }
 
-/// Appends the first `max_words` words of `text` joined by single spaces: the words of
-/// `split_whitespace`. When the text is ASCII (chunks usually are) the words are found byte by
-/// byte, and each run of words already separated by single spaces is copied at once.
+/// Appends the first `max_words` words of `text` (those of `split_whitespace`) joined by
+/// single spaces.
 fn push_words(out: &mut String, text: &str, max_words: usize) {
-    if !text.is_ascii() {
-        for (n, word) in text.split_whitespace().take(max_words).enumerate() {
-            if n > 0 {
-                out.push(' ');
-            }
-            out.push_str(word);
-        }
-        return;
-    }
-    // The ASCII characters `char::is_whitespace` accepts (vertical tab included), all at most
-    // a space.
-    let is_space =
-        |b: u8| b <= b' ' && matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
-    let bytes = text.as_bytes();
-    let mut words = 0;
-    let mut i = 0;
-    while words < max_words {
-        while i < bytes.len() && is_space(bytes[i]) {
-            i += 1;
-        }
-        if i == bytes.len() {
-            break;
-        }
-        if words > 0 {
+    for (n, word) in text.split_whitespace().take(max_words).enumerate() {
+        if n > 0 {
             out.push(' ');
         }
-        let run = i;
-        loop {
-            // The word ends at the next whitespace byte (every one is at most a space).
-            i += bytes[i..]
-                .iter()
-                .position(|&b| is_space(b))
-                .unwrap_or(bytes.len() - i);
-            words += 1;
-            let single_space = i + 1 < bytes.len() && bytes[i] == b' ' && !is_space(bytes[i + 1]);
-            if words == max_words || !single_space {
-                break;
-            }
-            i += 1;
-        }
-        out.push_str(&text[run..i]);
+        out.push_str(word);
     }
 }
 
@@ -260,12 +223,6 @@ impl<'a> Answerer<'a> {
     ) -> Result<AnswerRecord, RagError> {
         let chunks = self.retrieve(question).await?;
         self.prompting.answer(id, question, seed, chunks).await
-    }
-
-    /// Waits until every reply the answering model has returned is committed to its response
-    /// cache (`ChatClient::flush`): a stage does so before it records answers as done.
-    pub async fn flush(&self) -> Result<(), hierarag_llm::LlmError> {
-        self.prompting.client.flush().await
     }
 
     /// The refusal (HTTP 401/403/404) that stopped the answering client, if one did: no later
@@ -447,39 +404,6 @@ mod tests {
             )),
             "{user}"
         );
-    }
-
-    #[test]
-    fn words_are_those_of_split_whitespace() {
-        let texts = [
-            "",
-            "   ",
-            "one",
-            " one  two\tthree\n\nfour\x0bfive\x0csix\r\nseven ",
-            "é one\u{a0}two\u{2003}three  four",
-            "a\u{85}b c",
-        ];
-        for text in texts {
-            for max_words in [0, 1, 2, 3, 10] {
-                let mut pushed = String::new();
-                push_words(&mut pushed, text, max_words);
-                let expected: Vec<&str> = text.split_whitespace().take(max_words).collect();
-                assert_eq!(pushed, expected.join(" "), "{text:?} {max_words}");
-            }
-        }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn words_of_any_spacing_are_those_of_split_whitespace(
-            text in "[ab \t\n\x0b\x0c\r]{0,40}",
-            max_words in 0usize..12,
-        ) {
-            let mut pushed = String::from("[");
-            push_words(&mut pushed, &text, max_words);
-            let expected: Vec<&str> = text.split_whitespace().take(max_words).collect();
-            proptest::prop_assert_eq!(pushed, format!("[{}", expected.join(" ")));
-        }
     }
 
     #[test]

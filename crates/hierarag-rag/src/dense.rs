@@ -447,9 +447,7 @@ async fn embed_and_store(
         _ => {}
     }
     let vectors_path = dir.join(EMBEDDINGS_FILE);
-    let tmp_path = dir.join(format!("{EMBEDDINGS_FILE}.tmp"));
-    let mut file =
-        std::io::BufWriter::new(std::fs::File::create(&tmp_path).map_err(io_err(&tmp_path))?);
+    let mut file = hierarag_fs::AtomicFile::create(&vectors_path).map_err(io_err(&vectors_path))?;
     let total = positions.len() as u64;
     let mut vectors: Vec<f32> = Vec::new();
     let mut dim = 0usize;
@@ -496,23 +494,16 @@ async fn embed_and_store(
             }
             vectors.extend_from_slice(&vector);
         }
-        file.write_all(&bytes).map_err(io_err(&tmp_path))?;
+        file.write_all(&bytes).map_err(io_err(&vectors_path))?;
         done += step.len() as u64;
         progress(DenseProgress::Embedded { done, total });
     }
-    let file = file
-        .into_inner()
-        .map_err(|e| io_err(&tmp_path)(e.into_error()))?;
-    file.sync_all().map_err(io_err(&tmp_path))?;
-    drop(file);
-    std::fs::rename(&tmp_path, &vectors_path).map_err(io_err(&vectors_path))?;
+    file.finish().map_err(io_err(&vectors_path))?;
 
     meta.dim = dim;
     let mut text = serde_json::to_string_pretty(&meta).expect("meta serialises");
     text.push('\n');
-    let meta_tmp = dir.join(format!("{META_FILE}.tmp"));
-    std::fs::write(&meta_tmp, text).map_err(io_err(&meta_tmp))?;
-    std::fs::rename(&meta_tmp, &meta_path).map_err(io_err(&meta_path))?;
+    hierarag_fs::write_atomic(&meta_path, text.as_bytes()).map_err(io_err(&meta_path))?;
     Ok((dim, vectors))
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 /// Why a question could not be answered, or a retriever could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum RagError {
-    #[error("retrieval failed: {0}")]
+    #[error("retrieval failed")]
     Index(#[from] hierarag_index::IndexError),
     #[error("embedding the question failed: {0}")]
     Embed(String),
@@ -15,7 +15,7 @@ pub enum RagError {
         last: String,
         message: String,
     },
-    #[error("{path}: {source}", path = path.display())]
+    #[error("{path}", path = path.display())]
     Io {
         path: PathBuf,
         #[source]
@@ -23,6 +23,6 @@ pub enum RagError {
     },
     #[error("{0}")]
     InvalidSettings(String),
-    #[error("the answering call failed: {0}")]
+    #[error("the answering call failed")]
     Llm(#[from] hierarag_llm::LlmError),
 }

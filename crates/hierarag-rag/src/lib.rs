@@ -1,4 +1,4 @@
-//! The RAG run (DESIGN.md §6): retrieve the top chunks for a benchmark question, ask the
+//! The RAG run (docs/design.md, "The RAG run"): retrieve the top chunks for a benchmark question, ask the
 //! answering model to answer from them only (or to say it cannot), and record what it saw and
 //! said.
 //!

@@ -1,13 +1,12 @@
 //! The HTML report (`report.html`): one self-contained page — inline styles, inline SVG
 //! charts, a small inline script for the question table — that loads nothing from anywhere
-//! (its Content-Security-Policy forbids it).
-
-use std::fmt::Write as _;
+//! (its Content-Security-Policy forbids it). Built with maud, which escapes every text it
+//! splices; only the page's own style, script and the SVG charts go in as they are.
 
 use hierarag_taxonomy::SvgOptions;
+use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 
-use crate::html_escape::escape_html as esc;
-use crate::sections::{Block, ChartRef, Table, Text, sections};
+use crate::sections::{Block, ChartRef, Section, Table, Text, sections};
 use crate::{QuestionRow, ReportInput, charts};
 
 const STYLE: &str = r#"
@@ -89,63 +88,76 @@ const SCRIPT: &str = r#"
 /// Renders the report as one self-contained HTML page.
 pub fn html(input: &ReportInput<'_>) -> String {
     let sections = sections(input);
-    let mut out = String::new();
-    let title = esc(&input.title);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src \
-'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
-<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n<nav>"
-    );
-    for section in &sections {
-        let _ = write!(
-            out,
-            "<a href=\"#{}\">{}</a>",
-            esc(&section.id),
-            esc(&section.title)
-        );
-    }
-    out.push_str("<a href=\"#questions\">Questions</a></nav>\n</header>\n<main>\n");
-    for section in &sections {
-        let _ = writeln!(
-            out,
-            "<section id=\"{}\">\n<h2>{}</h2>",
-            esc(&section.id),
-            esc(&section.title)
-        );
-        for block in &section.blocks {
-            match block {
-                Block::Paragraph(text) => {
-                    let _ = writeln!(out, "<p>{}</p>", esc(text));
-                }
-                Block::Heading(text) => {
-                    let _ = writeln!(out, "<h3>{}</h3>", esc(text));
-                }
-                Block::List(items) => {
-                    out.push_str("<ul>\n");
-                    for item in items {
-                        let _ = writeln!(out, "<li>{}</li>", text(item));
+    // The line breaks keep the page readable as text, one block a line.
+    let page = html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            "\n"
+            head {
+                "\n" meta charset="utf-8";
+                "\n" meta name="viewport" content="width=device-width, initial-scale=1";
+                "\n" meta http-equiv="Content-Security-Policy" content="default-src 'none'; \
+                    style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+                "\n" title { (input.title) }
+                "\n" style { (PreEscaped(STYLE)) }
+                "\n"
+            }
+            "\n"
+            body {
+                "\n"
+                header {
+                    "\n" h1 { (input.title) }
+                    "\n"
+                    nav {
+                        @for section in &sections {
+                            a href={ "#" (section.id) } { (section.title) }
+                        }
+                        a href="#questions" { "Questions" }
                     }
-                    out.push_str("</ul>\n");
+                    "\n"
                 }
-                Block::Table(table) => render_table(&mut out, table),
-                Block::Chart(chart) => {
-                    if let Some(svg) = chart_svg(input, chart) {
-                        let _ = writeln!(out, "<figure class=\"figure\">{svg}</figure>");
+                "\n"
+                main {
+                    "\n"
+                    @for section in &sections { (render_section(input, section)) }
+                    (questions(&input.questions))
+                }
+                "\n" script { (PreEscaped(SCRIPT)) }
+                "\n"
+            }
+            "\n"
+        }
+        "\n"
+    };
+    page.into_string()
+}
+
+fn render_section(input: &ReportInput<'_>, section: &Section) -> Markup {
+    html! {
+        section id=(section.id) {
+            "\n" h2 { (section.title) }
+            "\n"
+            @for block in &section.blocks {
+                @match block {
+                    Block::Paragraph(text) => { p { (text) } "\n" }
+                    Block::Heading(text) => { h3 { (text) } "\n" }
+                    Block::List(items) => {
+                        ul { "\n" @for item in items { li { (item) } "\n" } }
+                        "\n"
+                    }
+                    Block::Table(table) => (render_table(table)),
+                    Block::Chart(chart) => {
+                        @if let Some(svg) = chart_svg(input, chart) {
+                            // The charts escape their own text (`SvgText`).
+                            figure class="figure" { (PreEscaped(svg)) }
+                            "\n"
+                        }
                     }
                 }
             }
         }
-        out.push_str("</section>\n");
+        "\n"
     }
-    questions(&mut out, &input.questions);
-    let _ = write!(
-        out,
-        "</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
-    );
-    out
 }
 
 fn chart_svg(input: &ReportInput<'_>, chart: &ChartRef) -> Option<String> {
@@ -166,124 +178,150 @@ fn chart_svg(input: &ReportInput<'_>, chart: &ChartRef) -> Option<String> {
     }
 }
 
-fn render_table(out: &mut String, table: &Table) {
-    out.push_str("<table>\n");
-    if table.headers.iter().any(|h| !h.is_empty()) {
-        out.push_str("<thead><tr>");
-        for (header, &numeric) in table.headers.iter().zip(&table.numeric) {
-            let class = if numeric { " class=\"num\"" } else { "" };
-            let _ = write!(out, "<th{class}>{}</th>", esc(header));
-        }
-        out.push_str("</tr></thead>\n");
-    }
-    out.push_str("<tbody>\n");
-    for row in &table.rows {
-        out.push_str("<tr>");
-        for (cell, &numeric) in row.iter().zip(&table.numeric) {
-            let class = if numeric { " class=\"num\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", text(cell));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table>\n");
+/// The class of a cell in a right-aligned (numeric) column.
+fn num_class(numeric: bool) -> Option<&'static str> {
+    numeric.then_some("num")
 }
 
-fn text(value: &Text) -> String {
-    match value {
-        Text::Plain(s) => esc(s),
-        Text::Code(s) => format!("<code>{}</code>", esc(s)),
-        Text::Strong(s) => format!("<strong>{}</strong>", esc(s)),
-        Text::Join(parts) => parts.iter().map(text).collect(),
+fn render_table(table: &Table) -> Markup {
+    html! {
+        table {
+            "\n"
+            @if table.headers.iter().any(|h| !h.is_empty()) {
+                thead {
+                    tr {
+                        @for (header, &numeric) in table.headers.iter().zip(&table.numeric) {
+                            th class=[num_class(numeric)] { (header) }
+                        }
+                    }
+                }
+                "\n"
+            }
+            tbody {
+                "\n"
+                @for row in &table.rows {
+                    tr {
+                        @for (cell, &numeric) in row.iter().zip(&table.numeric) {
+                            td class=[num_class(numeric)] { (cell) }
+                        }
+                    }
+                    "\n"
+                }
+            }
+            "\n"
+        }
+        "\n"
+    }
+}
+
+impl Render for Text {
+    fn render(&self) -> Markup {
+        html! {
+            @match self {
+                Text::Plain(s) => (s),
+                Text::Code(s) => code { (s) },
+                Text::Strong(s) => strong { (s) },
+                Text::Join(parts) => { @for part in parts { (part) } },
+            }
+        }
     }
 }
 
 /// The browsable table: one row per question, filtered by text, set and refusal, sorted by
 /// any score column.
-fn questions(out: &mut String, questions: &[QuestionRow]) {
-    out.push_str("<section id=\"questions\">\n<h2>Questions</h2>\n");
+fn questions(questions: &[QuestionRow]) -> Markup {
     let mut sets: Vec<&str> = questions.iter().map(|q| q.set.as_str()).collect();
     sets.sort_unstable();
     sets.dedup();
-    out.push_str(
-        "<div class=\"controls\"><input type=\"search\" id=\"question-search\" \
-placeholder=\"filter by any text\" aria-label=\"filter questions\">\
-<select id=\"question-set\" aria-label=\"set\"><option value=\"\">all sets</option>",
-    );
-    for set in &sets {
-        let _ = write!(out, "<option value=\"{0}\">{0}</option>", esc(set));
-    }
-    out.push_str(
-        "</select><label><input type=\"checkbox\" id=\"question-refused\"> refused only</label>\
-<span class=\"count\" id=\"question-count\"></span></div>\n",
-    );
-    out.push_str(
-        "<table id=\"question-table\">\n<thead><tr><th>id</th><th>categories</th>\
-<th>question</th><th>answer</th><th>reference</th>",
-    );
-    for score in ["AP", "nDCG@10", "R@10", "CS", "ROUGE-1", "BLEU"] {
-        let _ = write!(out, "<th class=\"num\" data-sort=\"1\">{score}</th>");
-    }
-    out.push_str("<th>retrieved documents</th></tr></thead>\n<tbody>\n");
-    for q in questions {
-        let _ = write!(
-            out,
-            "<tr data-set=\"{}\" data-refused=\"{}\"><td><code>{}</code></td><td>{}</td>\
-<td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td>",
-            esc(&q.set),
-            u8::from(q.refused),
-            esc(&q.id),
-            q.categories
-                .iter()
-                .map(|c| format!("<code>{}</code>", esc(c)))
-                .collect::<Vec<_>>()
-                .join("<br>"),
-            esc(&q.question),
-            match &q.answer {
-                Some(answer) if q.refused => {
-                    format!("<span class=\"refused\">refused</span> {}", esc(answer))
+    html! {
+        section id="questions" {
+            "\n" h2 { "Questions" }
+            "\n"
+            div class="controls" {
+                input type="search" id="question-search" placeholder="filter by any text"
+                    aria-label="filter questions";
+                select id="question-set" aria-label="set" {
+                    option value="" { "all sets" }
+                    @for set in &sets { option value=(set) { (set) } }
                 }
-                Some(answer) => esc(answer),
-                None => "<em>not answered</em>".into(),
-            },
-            esc(&q.reference)
-        );
-        let values = q
-            .scores
-            .map(|s| [s.ap, s.ndcg_10, s.recall_10, s.cs, s.rouge1, s.bleu]);
-        for i in 0..6 {
-            match values {
-                Some(v) => {
-                    let digits = if i == 5 { 1 } else { 3 };
-                    let _ = write!(
-                        out,
-                        "<td class=\"num\" data-v=\"{}\">{:.digits$}</td>",
-                        v[i], v[i]
-                    );
-                }
-                None => out.push_str("<td class=\"num\" data-v=\"\">–</td>"),
+                label { input type="checkbox" id="question-refused"; " refused only" }
+                span class="count" id="question-count" {}
             }
+            "\n"
+            table id="question-table" {
+                "\n"
+                thead {
+                    tr {
+                        th { "id" } th { "categories" } th { "question" } th { "answer" }
+                        th { "reference" }
+                        @for score in ["AP", "nDCG@10", "R@10", "CS", "ROUGE-1", "BLEU"] {
+                            th class="num" data-sort="1" { (score) }
+                        }
+                        th { "retrieved documents" }
+                    }
+                }
+                "\n"
+                tbody {
+                    "\n"
+                    @for q in questions { (question_row(q)) "\n" }
+                }
+                "\n"
+            }
+            "\n"
         }
-        out.push_str("<td>");
-        if !q.retrieved_docs.is_empty() {
-            let _ = write!(
-                out,
-                "<details><summary>{} documents</summary><ol>",
-                q.retrieved_docs.len()
-            );
-            for doc in &q.retrieved_docs {
-                if q.source_docs.contains(doc) {
-                    let _ = write!(
-                        out,
-                        "<li><span class=\"source\" title=\"a source document of the question\">{}</span></li>",
-                        esc(doc)
-                    );
-                } else {
-                    let _ = write!(out, "<li>{}</li>", esc(doc));
+        "\n"
+    }
+}
+
+fn question_row(q: &QuestionRow) -> Markup {
+    let values = q
+        .scores
+        .map(|s| [s.ap, s.ndcg_10, s.recall_10, s.cs, s.rouge1, s.bleu]);
+    html! {
+        tr data-set=(q.set) data-refused=(u8::from(q.refused)) {
+            td { code { (q.id) } }
+            td {
+                @for (i, category) in q.categories.iter().enumerate() {
+                    @if i > 0 { br; }
+                    code { (category) }
                 }
             }
-            out.push_str("</ol></details>");
+            td class="text" { (q.question) }
+            td class="text" {
+                @match &q.answer {
+                    Some(answer) if q.refused => {
+                        span class="refused" { "refused" } " " (answer)
+                    }
+                    Some(answer) => (answer),
+                    None => em { "not answered" },
+                }
+            }
+            td class="text" { (q.reference) }
+            @for i in 0..6 {
+                @if let Some(v) = values {
+                    td class="num" data-v=(v[i]) { (format!("{:.*}", if i == 5 { 1 } else { 3 }, v[i])) }
+                } @else {
+                    td class="num" data-v="" { "–" }
+                }
+            }
+            td {
+                @if !q.retrieved_docs.is_empty() {
+                    details {
+                        summary { (q.retrieved_docs.len()) " documents" }
+                        ol {
+                            @for doc in &q.retrieved_docs {
+                                li {
+                                    @if q.source_docs.contains(doc) {
+                                        span class="source" title="a source document of the question" { (doc) }
+                                    } @else {
+                                        (doc)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        out.push_str("</td></tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n</section>\n");
 }

@@ -1,4 +1,4 @@
-//! The run report (DESIGN.md §2): Markdown and a self-contained HTML page with SVG charts.
+//! The run report (docs/design.md, "Pipeline and run directory"): Markdown and a self-contained HTML page with SVG charts.
 //!
 //! [`ReportInput`] gathers what a run produced — a [`RunSummary`] (corpus, models, counts,
 //! failures, usage), the [`Analysis`], the taxonomy and one [`QuestionRow`] per question — and
@@ -7,7 +7,8 @@
 //! figure, charts (DiscPow against granularity with intervals, category means per level, ρ per
 //! split against the thresholds 1 and 2, the factorial interaction plot) and a browsable table
 //! of questions. The HTML page needs nothing from the network: styles, charts and its small
-//! script are inline, and every text from the corpus or an LLM is escaped.
+//! script are inline, and every text from the corpus or an LLM is escaped (the page by maud,
+//! the charts by [`hierarag_taxonomy::SvgText`], the same escaper).
 //!
 //! ```
 //! use hierarag_analysis::{Settings, analyze};
@@ -30,7 +31,6 @@
 mod charts;
 mod format;
 mod html;
-pub mod html_escape;
 mod markdown;
 mod sections;
 pub mod svg;

@@ -12,7 +12,8 @@
 //! - values that are `None`, NaN or infinite are skipped: no mark is drawn for them and "NaN"
 //!   never appears in the output; a line has a gap where a value is missing;
 //! - the same input gives the same bytes (no hashing, coordinates with one decimal);
-//! - all text (titles, labels, series names) is escaped with [`escape_xml`].
+//! - all text (titles, labels, series names) is escaped with [`SvgText`], as in the taxonomy
+//!   figure.
 //!
 //! The y axis gets "nice" ticks (1, 2, 2.5 or 5 × 10^k, see [`nice_ticks`]) covering every
 //! value, confidence interval and threshold unless [`ChartOptions::y_min`] / `y_max` fix an
@@ -40,7 +41,7 @@
 
 use std::fmt::Write as _;
 
-use crate::html_escape::escape_xml;
+use hierarag_taxonomy::SvgText;
 
 /// Writes one line of SVG into a `String` (which cannot fail).
 macro_rules! emit {
@@ -280,7 +281,7 @@ pub fn dot_chart(groups: &[Group], thresholds: &[Threshold], options: &ChartOpti
         emit!(
             svg,
             r#"<g class="group" data-group="{}" fill="{colour}" stroke="{colour}">"#,
-            escape_xml(&group.label)
+            SvgText(&group.label)
         );
         for point in &group.points {
             let x = layout.x(frame.slots[slot_index].unit);
@@ -299,7 +300,7 @@ pub fn dot_chart(groups: &[Group], thresholds: &[Threshold], options: &ChartOpti
             r##"<text class="threshold-label" x="{}" y="{}" dy="0.32em" font-size="{TICK_FONT}" fill="#333333">{}</text>"##,
             px(layout.x1 + 6.0),
             px(layout.y(threshold.value)),
-            escape_xml(&truncate(&threshold.label, MAX_MARGIN_CHARS)),
+            SvgText(&truncate(&threshold.label, MAX_MARGIN_CHARS)),
         );
     }
     svg.push_str("</svg>\n");
@@ -843,7 +844,7 @@ fn lines_svg(kind: Kind, x_labels: &[String], series: &[Series], options: &Chart
             emit!(
                 svg,
                 r#"<path class="series-line" data-series="{}" d="{path}" fill="none" stroke="{}" stroke-width="2" stroke-linejoin="round"{}/>"#,
-                escape_xml(&series.name),
+                SvgText(&series.name),
                 colour(index),
                 dash_attribute(index),
             );
@@ -854,7 +855,7 @@ fn lines_svg(kind: Kind, x_labels: &[String], series: &[Series], options: &Chart
         emit!(
             svg,
             r#"<g class="series" data-series="{}" fill="{colour}" stroke="{colour}">"#,
-            escape_xml(&series.name)
+            SvgText(&series.name)
         );
         for (slot, mark) in frame.slots.iter().zip(marks) {
             if let Some(mark) = mark {
@@ -889,7 +890,7 @@ fn draw_mark(
     cap: f64,
 ) {
     let series_attribute = series
-        .map(|series| format!(r#" data-series="{}""#, escape_xml(series)))
+        .map(|series| format!(r#" data-series="{}""#, SvgText(series)))
         .unwrap_or_default();
     let mut tooltip = match series {
         Some(series) => format!("{series} · {}: {}", mark.label, data(mark.value)),
@@ -921,19 +922,19 @@ fn draw_mark(
     emit!(
         svg,
         r##"<circle class="point"{series_attribute} data-label="{}" data-value="{}"{ci_attributes} cx="{}" cy="{}" r="{}" stroke="#ffffff" stroke-width="1"><title>{}</title></circle>"##,
-        escape_xml(mark.label),
+        SvgText(mark.label),
         data(mark.value),
         px(x),
         px(layout.y(mark.value)),
         px(radius),
-        escape_xml(&tooltip),
+        SvgText(&tooltip),
     );
 }
 
 /// Writes the root element, title, legend, axes, grid and group headers.
 fn open_chart(frame: &Frame, layout: &Layout, options: &ChartOptions) -> String {
     let mut svg = String::new();
-    let title = escape_xml(&options.title);
+    let title = SvgText(&options.title);
     emit!(
         svg,
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart chart-{kind}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{title}" font-family="{FONT_FAMILY}" data-kind="{kind}">"#,
@@ -942,7 +943,7 @@ fn open_chart(frame: &Frame, layout: &Layout, options: &ChartOptions) -> String 
         h = px(layout.height),
     );
     emit!(svg, "<title>{title}</title>");
-    emit!(svg, "<desc>{}</desc>", escape_xml(&frame.summary));
+    emit!(svg, "<desc>{}</desc>", SvgText(&frame.summary));
     emit!(
         svg,
         r##"<rect class="background" width="{}" height="{}" fill="#ffffff"/>"##,
@@ -956,7 +957,7 @@ fn open_chart(frame: &Frame, layout: &Layout, options: &ChartOptions) -> String 
             r##"<text class="chart-title" x="{}" y="{}" font-size="{TITLE_FONT}" font-weight="600" fill="#1a1a1a">{}</text>"##,
             px(PADDING),
             px(layout.title_baseline),
-            escape_xml(&truncate(&options.title, max_chars)),
+            SvgText(&truncate(&options.title, max_chars)),
         );
     }
     if !frame.legend.is_empty() {
@@ -970,14 +971,14 @@ fn open_chart(frame: &Frame, layout: &Layout, options: &ChartOptions) -> String 
             emit!(
                 svg,
                 r#"<g class="legend-item" data-series="{}"><line x1="{}" y1="{m}" x2="{}" y2="{m}" stroke="{colour}" stroke-width="2"{}/><circle class="legend-marker" cx="{}" cy="{m}" r="3.5" fill="{colour}"/><text x="{}" y="{}">{}</text></g>"#,
-                escape_xml(name),
+                SvgText(name),
                 px(x),
                 px(x + 22.0),
                 dash_attribute(index),
                 px(x + 11.0),
                 px(x + 28.0),
                 px(baseline),
-                escape_xml(&truncate(name, MAX_LEGEND_CHARS)),
+                SvgText(&truncate(name, MAX_LEGEND_CHARS)),
                 m = px(middle),
             );
         }
@@ -1023,7 +1024,7 @@ fn draw_y_axis(svg: &mut String, layout: &Layout, options: &ChartOptions) {
         emit!(
             svg,
             r##"<text class="y-label" x="{x}" y="{y}" transform="rotate(-90 {x} {y})" text-anchor="middle" font-size="{LABEL_FONT}" fill="#333333">{}</text>"##,
-            escape_xml(&options.y_label),
+            SvgText(&options.y_label),
             x = px(x),
             y = px(y),
         );
@@ -1051,7 +1052,7 @@ fn draw_x_axis(svg: &mut String, frame: &Frame, layout: &Layout) {
             px(layout.y1 + 4.0),
             x = px(x),
         );
-        let full = escape_xml(slot.label);
+        let full = SvgText(slot.label);
         match &layout.x_labels {
             XLabels::Horizontal(labels) => {
                 let mut text = format!(
@@ -1066,7 +1067,7 @@ fn draw_x_axis(svg: &mut String, frame: &Frame, layout: &Layout) {
                         r#"<tspan x="{}" dy="{}">{}</tspan>"#,
                         px(x),
                         px(dy),
-                        escape_xml(line)
+                        SvgText(line)
                     );
                 }
                 emit!(svg, "{text}</text>");
@@ -1081,7 +1082,7 @@ fn draw_x_axis(svg: &mut String, frame: &Frame, layout: &Layout) {
                 emit!(
                     svg,
                     r#"<text class="x-label" x="{x}" y="{y}" dy="0.32em" text-anchor="end" transform="rotate(-45 {x} {y})">{tooltip}{}</text>"#,
-                    escape_xml(&labels[index]),
+                    SvgText(&labels[index]),
                 );
             }
         }
@@ -1104,14 +1105,14 @@ fn draw_group_headers(svg: &mut String, frame: &Frame, layout: &Layout) {
         let tooltip = if label == span.label {
             String::new()
         } else {
-            format!("<title>{}</title>", escape_xml(span.label))
+            format!("<title>{}</title>", SvgText(span.label))
         };
         emit!(
             svg,
             r#"<text class="group-label" x="{}" y="{}" text-anchor="middle">{tooltip}{}</text>"#,
             px((start + end) / 2.0),
             px(layout.y0 - 12.0),
-            escape_xml(&label),
+            SvgText(&label),
         );
         emit!(
             svg,

@@ -10,7 +10,7 @@ use hierarag_pipeline::{Failure, PipelineError, write_atomic};
 
 use crate::layout::RunDir;
 
-/// A run's manifest (DESIGN.md §2): the resolved config, the tool version, seeds, model
+/// A run's manifest (docs/design.md, "Pipeline and run directory"): the resolved config, the tool version, seeds, model
 /// identifiers, input and output hashes, per-stage timings and LLM usage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {

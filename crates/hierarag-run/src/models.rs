@@ -11,7 +11,7 @@ use hierarag_llm::{
     EmbeddingsConfig, LlmConfig,
 };
 use hierarag_models::minilm::MiniLm;
-use hierarag_models::smollm2::{LoadOptions, SmolLm2};
+use hierarag_smollm2::{LoadOptions, SmolLm2};
 
 use crate::config::RunConfig;
 use crate::reporter::Reporter;

@@ -89,10 +89,8 @@ pub fn retrieve(
     drop(bar);
     let secs = started.elapsed().as_secs_f64();
 
-    let tmp = out.with_extension("trec.tmp");
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let mut writer = BufWriter::new(file);
+    let mut writer = hierarag_fs::AtomicFile::create(out)
+        .with_context(|| format!("creating {}", out.display()))?;
     let mut n_empty = 0usize;
     for (query, hits) in queries.iter().zip(&results) {
         if hits.is_empty() {
@@ -115,9 +113,9 @@ pub fn retrieve(
             )?;
         }
     }
-    writer.flush()?;
-    drop(writer);
-    std::fs::rename(&tmp, out).with_context(|| format!("writing {}", out.display()))?;
+    writer
+        .finish()
+        .with_context(|| format!("writing {}", out.display()))?;
     reporter.note(&format!(
         "retrieved top {k} for {} queries in {:.2} s ({:.0} queries/s); {} without results; run written to {}",
         queries.len(),

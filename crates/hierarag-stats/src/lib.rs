@@ -1,4 +1,4 @@
-//! Statistics for the analysis (DESIGN.md §8): dispersion, information between labellings,
+//! Statistics for the analysis (docs/design.md, "Analysis"): dispersion, information between labellings,
 //! two-way ANOVA, rater agreement, correlation and binomial tests, and resampling.
 //!
 //! Every function reproduces a reference implementation — numpy, scikit-learn, statsmodels or

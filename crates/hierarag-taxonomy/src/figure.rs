@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use crate::error::UnknownDimension;
 use crate::model::{Category, Dimension, Granularity, Taxonomy};
+use crate::svg_text::SvgText;
 
 /// Options for [`Taxonomy::to_svg`].
 #[derive(Debug, Clone, Default)]
@@ -248,7 +249,7 @@ impl<'a> Panel<'a> {
             num(self.left),
             num(self.top + TITLE_FONT_SIZE),
             num(TITLE_FONT_SIZE),
-            escape(&panel_title(self.dimension)),
+            SvgText(&panel_title(self.dimension)),
         );
         for column in &self.columns {
             let _ = writeln!(
@@ -257,7 +258,7 @@ impl<'a> Panel<'a> {
                 num(column.x + column.width / 2.0),
                 num(self.top + TITLE_HEIGHT + HEADER_FONT_SIZE),
                 num(HEADER_FONT_SIZE),
-                escape(&column.header),
+                SvgText(&column.header),
             );
         }
         // Connectors first so that boxes are drawn over their ends.
@@ -289,7 +290,11 @@ impl<'a> Panel<'a> {
             let (fill, stroke) = PALETTE[node.colour % PALETTE.len()];
             let _ = writeln!(svg, r#"<g class="category {}">"#, node.granularity);
             if options.tooltips {
-                let _ = writeln!(svg, "<title>{}</title>", escape(&node.category.description));
+                let _ = writeln!(
+                    svg,
+                    "<title>{}</title>",
+                    SvgText(&node.category.description)
+                );
             }
             let _ = writeln!(
                 svg,
@@ -305,7 +310,7 @@ impl<'a> Panel<'a> {
                 r#"<text x="{}" y="{}" dy="0.35em" text-anchor="middle" fill="{TEXT_COLOUR}">{}</text>"#,
                 num(column.x + column.width / 2.0),
                 num(node.centre_y),
-                escape(&node.category.name),
+                SvgText(&node.category.name),
             );
             svg.push_str("</g>\n");
         }
@@ -353,40 +358,9 @@ fn num(value: f64) -> String {
     }
 }
 
-/// Escapes text for XML element content or attribute values. Characters XML 1.0 forbids even as
-/// references (control characters other than tab, newline and carriage return; U+FFFE, U+FFFF)
-/// become U+FFFD; a carriage return is kept as a reference so parsers do not fold it away.
-fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&apos;"),
-            '\r' => escaped.push_str("&#13;"),
-            '\t' | '\n' => escaped.push(c),
-            '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => escaped.push('\u{fffd}'),
-            _ => escaped.push(c),
-        }
-    }
-    escaped
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{escape, num};
-
-    #[test]
-    fn escape_covers_markup_and_forbidden_characters() {
-        assert_eq!(
-            escape(r#"a<b & "c" 'd'>"#),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
-        );
-        assert_eq!(escape("x\u{1}y\u{ffff}"), "x\u{fffd}y\u{fffd}");
-        assert_eq!(escape("a\tb\nc\rd"), "a\tb\nc&#13;d");
-    }
+    use super::num;
 
     #[test]
     fn num_trims_trailing_zeros() {

@@ -9,7 +9,8 @@
 //! JSON ([`Taxonomy::from_datamorgana_json`], [`Taxonomy::to_datamorgana_json`]). The paper's
 //! taxonomy is built in ([`Taxonomy::default_taxonomy`], [`DEFAULT_TAXONOMY_TOML`]).
 //! [`Taxonomy::to_svg`] draws the hierarchy of chosen dimensions as an SVG figure
-//! ([`SvgOptions`]; an unknown key is an [`UnknownDimension`]).
+//! ([`SvgOptions`]; an unknown key is an [`UnknownDimension`]), escaping its text with
+//! [`SvgText`], which the report's charts use too.
 //!
 //! This crate is pure: it does no I/O; callers read files and pass their text and name.
 //!
@@ -43,6 +44,7 @@ mod default;
 mod error;
 mod figure;
 mod model;
+mod svg_text;
 mod toml_format;
 mod validate;
 
@@ -52,4 +54,5 @@ pub use figure::SvgOptions;
 pub use model::{
     Category, Dimension, Granularity, Level, Persona, Split, Taxonomy, UserCategorization,
 };
+pub use svg_text::SvgText;
 pub use validate::is_snake_case;

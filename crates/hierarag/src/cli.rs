@@ -23,8 +23,9 @@ examples/quickstart.toml`: it indexes a corpus, plans and generates the benchmar
 with retrieval and an LLM, scores every answer, analyses which dimension and granularity \
 discriminate, and writes a report (report.html). Each stage is also a subcommand of its own; \
 `hierarag annotate` adds human validation.",
-    after_help = "Exit codes: 0 success; 1 bad input (a file, an option, a corpus record); \
-2 internal error.\nLogs go to stderr and honour RUST_LOG; data goes to stdout.\n\
+    after_help = "Exit codes: 0 success; 1 bad input (a file, an option, a corpus record, a \
+config) or failed items; 2 a failure that is not the input's (a model server that gave up, the \
+index store, SQLite, fetching an asset, I/O on the run directory).\nLogs go to stderr and honour RUST_LOG; data goes to stdout.\n\
 Assets are stored under $HIERARAG_HOME (default ~/.cache/hierarag)."
 )]
 pub struct Cli {

@@ -42,19 +42,68 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
-/// Internal failures of the index store are exit code 2; everything else a user can fix is 1.
+/// Exit code 2 for a failure that is not the user's input — a model server that gave up, the
+/// index store, SQLite (the response cache, the annotation store), fetching an asset, I/O on
+/// files other than a missing one — and 1 for the rest (bad input, a bad option, a wrong key).
+/// The first error in the chain that tells decides.
 pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
-    let internal = error.chain().any(|cause| {
-        matches!(
-            cause.downcast_ref::<hierarag_index::IndexError>(),
-            Some(hierarag_index::IndexError::Tantivy(_))
-        )
-    });
+    let internal = error.chain().find_map(is_internal).unwrap_or(false);
     ExitCode::from(if internal {
         EXIT_INTERNAL
     } else {
         EXIT_BAD_INPUT
     })
+}
+
+/// Whether `cause` is an internal failure; `None` when its kind does not tell.
+fn is_internal(cause: &(dyn std::error::Error + 'static)) -> Option<bool> {
+    use hierarag_annotate::StoreError;
+    use hierarag_index::IndexError;
+    use hierarag_llm::LlmError;
+    use hierarag_pipeline::PipelineError;
+    if cause.is::<hierarag_corpus::CorpusError>() {
+        return Some(false);
+    }
+    if let Some(error) = cause.downcast_ref::<IndexError>() {
+        return match error {
+            IndexError::Tantivy(_) | IndexError::Io { .. } => Some(true),
+            _ => Some(false),
+        };
+    }
+    if let Some(error) = cause.downcast_ref::<LlmError>() {
+        return Some(matches!(
+            error,
+            LlmError::Call { .. } | LlmError::Cache { .. }
+        ));
+    }
+    if let Some(error) = cause.downcast_ref::<PipelineError>() {
+        return match error {
+            PipelineError::Io { source, .. } => Some(source.kind() != std::io::ErrorKind::NotFound),
+            _ => Some(false),
+        };
+    }
+    if let Some(error) = cause.downcast_ref::<StoreError>() {
+        return Some(matches!(
+            error,
+            StoreError::Open { .. } | StoreError::Sqlite(_) | StoreError::Corrupt { .. }
+        ));
+    }
+    if let Some(error) = cause.downcast_ref::<hierarag_assets::AssetError>() {
+        use hierarag_assets::AssetError;
+        // What the user named (an asset, a folder of wheels, a file) is input; the store,
+        // pip and the network are not.
+        return Some(!matches!(
+            error,
+            AssetError::NoHome
+                | AssetError::UnknownAsset { .. }
+                | AssetError::WheelNotFound { .. }
+                | AssetError::HashMismatch { .. }
+        ));
+    }
+    if let Some(error) = cause.downcast_ref::<std::io::Error>() {
+        return Some(error.kind() != std::io::ErrorKind::NotFound);
+    }
+    None
 }
 
 /// Notes and progress on stderr: hidden with `--quiet` (warnings and errors are not), bars only

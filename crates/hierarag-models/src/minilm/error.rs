@@ -78,6 +78,6 @@ pub enum MiniLmError {
     Threads { threads: usize, reason: String },
 
     /// The forward pass failed (out of memory, a shape the model cannot take).
-    #[error("MiniLM inference failed: {0}")]
+    #[error("MiniLM inference failed")]
     Inference(#[from] candle_core::Error),
 }

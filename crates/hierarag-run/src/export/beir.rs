@@ -8,7 +8,7 @@ use anyhow::Context;
 use hierarag_index::Bm25Index;
 use serde_json::{Value, json};
 
-use super::files::{AtomicFile, delimited_record};
+use super::files::{DelimitedFile, ExportFile};
 use super::note;
 use super::{
     RunInputs, category_labels, check_documents_found, corpus_context, corpus_on_error,
@@ -24,7 +24,7 @@ pub(super) fn write(
 ) -> anyhow::Result<()> {
     write_corpus(inputs, index, &out.join("corpus.jsonl"), reporter)?;
 
-    let mut queries = AtomicFile::create(&out.join("queries.jsonl"))?;
+    let mut queries = ExportFile::create(&out.join("queries.jsonl"))?;
     for record in &inputs.benchmark {
         let mut metadata = category_labels(record);
         metadata.insert("persona".into(), Value::Object(persona_object(record)));
@@ -47,13 +47,12 @@ pub(super) fn write(
     let qrels_dir = out.join("qrels");
     std::fs::create_dir_all(&qrels_dir)
         .with_context(|| format!("{}: cannot create", qrels_dir.display()))?;
-    let mut qrels = AtomicFile::create(&qrels_dir.join("test.tsv"))?;
-    qrels.bytes(delimited_record(&["query-id", "corpus-id", "score"], '\t', false).as_bytes())?;
+    let mut qrels = DelimitedFile::tsv(&qrels_dir.join("test.tsv"))?;
+    qrels.record(["query-id", "corpus-id", "score"])?;
     let mut n_judgments = 0;
     for record in &inputs.benchmark {
         for doc_id in unique_doc_ids(record) {
-            let line = delimited_record(&[record.id.as_str(), doc_id, "1"], '\t', false);
-            qrels.bytes(line.as_bytes())?;
+            qrels.record([record.id.as_str(), doc_id, "1"])?;
             n_judgments += 1;
         }
     }
@@ -82,7 +81,7 @@ fn write_corpus(
     let mut found: HashSet<String> = HashSet::with_capacity(wanted.len());
     let expected = index.manifest().counts.documents;
     let bar = reporter.counter("corpus", "documents", Some(expected));
-    let mut file = AtomicFile::create(path)?;
+    let mut file = ExportFile::create(path)?;
     let mut n_documents: u64 = 0;
     let spec = &index.manifest().corpus.spec;
     let documents = spec

@@ -1,32 +1,89 @@
-//! Output files written whole or not at all, and the CSV and TSV quoting the formats need.
+//! Export files, written whole or not at all ([`hierarag_fs::AtomicFile`]): JSON lines, plain
+//! lines, and CSV/TSV records through the `csv` crate.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use hierarag_fs::AtomicFile;
 use serde::Serialize;
 
-/// A file written under a temporary name beside its final path and renamed into place by
-/// [`AtomicFile::finish`], so that a reader sees the old file or the whole new one. One dropped
-/// unfinished (an error half-way through the corpus) takes its temporary file with it.
-pub(super) struct AtomicFile {
-    path: PathBuf,
-    tmp: PathBuf,
-    writer: Option<BufWriter<File>>,
+/// An export file whose errors name it.
+pub(super) struct ExportFile {
+    file: AtomicFile,
 }
 
-impl AtomicFile {
-    pub(super) fn create(path: &Path) -> anyhow::Result<AtomicFile> {
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".tmp");
-        let tmp = path.with_file_name(name);
-        let file =
-            File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
-        Ok(AtomicFile {
+impl ExportFile {
+    pub(super) fn create(path: &Path) -> anyhow::Result<ExportFile> {
+        let file = AtomicFile::create(path)
+            .with_context(|| format!("{}: cannot create", path.display()))?;
+        Ok(ExportFile { file })
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// Writes `line` and a newline.
+    pub(super) fn line(&mut self, line: &str) -> anyhow::Result<()> {
+        self.bytes(line.as_bytes())?;
+        self.bytes(b"\n")
+    }
+
+    /// Writes `value` as one line of JSON.
+    pub(super) fn json_line(&mut self, value: &impl Serialize) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.file, value)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.file.write_all(b"\n"))
+            .with_context(|| format!("{}: cannot write", self.file.path().display()))
+    }
+
+    pub(super) fn bytes(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.file
+            .write_all(bytes)
+            .with_context(|| format!("{}: cannot write", self.file.path().display()))
+    }
+
+    /// Syncs the file and renames it into place.
+    pub(super) fn finish(self) -> anyhow::Result<()> {
+        let path = self.file.path().to_path_buf();
+        self.file
+            .finish()
+            .with_context(|| format!("{}: cannot write", path.display()))
+    }
+}
+
+/// A delimited export file: RFC 4180 CSV (comma, records ended by CRLF as the RFC has it) or
+/// BEIR's TSV (tab, LF), quoted by the `csv` crate wherever a field holds the delimiter, a
+/// quote or a line break; Python's `csv` module reads both.
+pub(super) struct DelimitedFile {
+    path: PathBuf,
+    writer: csv::Writer<AtomicFile>,
+}
+
+impl DelimitedFile {
+    pub(super) fn csv(path: &Path) -> anyhow::Result<DelimitedFile> {
+        DelimitedFile::create(path, b',', csv::Terminator::CRLF)
+    }
+
+    pub(super) fn tsv(path: &Path) -> anyhow::Result<DelimitedFile> {
+        DelimitedFile::create(path, b'\t', csv::Terminator::Any(b'\n'))
+    }
+
+    fn create(
+        path: &Path,
+        delimiter: u8,
+        terminator: csv::Terminator,
+    ) -> anyhow::Result<DelimitedFile> {
+        let file = AtomicFile::create(path)
+            .with_context(|| format!("{}: cannot create", path.display()))?;
+        let writer = csv::WriterBuilder::new()
+            .delimiter(delimiter)
+            .terminator(terminator)
+            .from_writer(file);
+        Ok(DelimitedFile {
             path: path.to_path_buf(),
-            tmp,
-            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            writer,
         })
     }
 
@@ -34,117 +91,59 @@ impl AtomicFile {
         &self.path
     }
 
-    /// The open writer and the temporary path (for error messages), borrowed apart.
-    fn parts(&mut self) -> (&mut BufWriter<File>, &Path) {
-        let writer = self.writer.as_mut().expect("written before finish");
-        (writer, &self.tmp)
+    pub(super) fn record<I, S>(&mut self, fields: I) -> anyhow::Result<()>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        self.writer
+            .write_record(fields)
+            .with_context(|| format!("{}: cannot write", self.path.display()))
     }
 
-    /// Writes `line` and a newline.
-    pub(super) fn line(&mut self, line: &str) -> anyhow::Result<()> {
-        let (writer, tmp) = self.parts();
-        writer
-            .write_all(line.as_bytes())
-            .and_then(|()| writer.write_all(b"\n"))
-            .with_context(|| format!("{}: cannot write", tmp.display()))
-    }
-
-    /// Writes `value` as one line of JSON.
-    pub(super) fn json_line(&mut self, value: &impl Serialize) -> anyhow::Result<()> {
-        let (writer, tmp) = self.parts();
-        serde_json::to_writer(&mut *writer, value)
-            .map_err(std::io::Error::from)
-            .and_then(|()| writer.write_all(b"\n"))
-            .with_context(|| format!("{}: cannot write", tmp.display()))
-    }
-
-    /// Writes raw bytes (a CSV record carries its own line end).
-    pub(super) fn bytes(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        let (writer, tmp) = self.parts();
-        writer
-            .write_all(bytes)
-            .with_context(|| format!("{}: cannot write", tmp.display()))
-    }
-
-    /// Flushes, syncs and renames the temporary file over the final path.
-    pub(super) fn finish(mut self) -> anyhow::Result<()> {
-        let writer = self.writer.take().expect("finished once");
-        let file = writer
+    /// Syncs the file and renames it into place.
+    pub(super) fn finish(self) -> anyhow::Result<()> {
+        let context = || format!("{}: cannot write", self.path.display());
+        let file = self
+            .writer
             .into_inner()
             .map_err(|e| e.into_error())
-            .with_context(|| format!("{}: cannot write", self.tmp.display()))?;
-        file.sync_all()
-            .with_context(|| format!("{}: cannot write", self.tmp.display()))?;
-        std::fs::rename(&self.tmp, &self.path)
-            .with_context(|| format!("{}: cannot replace", self.path.display()))
+            .with_context(context)?;
+        file.finish().with_context(context)
     }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.writer.take().is_some() {
-            // Unfinished: the partial file must not be mistaken for output.
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
-}
-
-/// One record of a delimited file (RFC 4180 quoting: a field holding the delimiter, a quote or a
-/// line break is quoted, its quotes doubled), ended by CRLF for CSV as the RFC has it and by LF
-/// for BEIR's TSV, which Python's `csv` module reads either way.
-pub(super) fn delimited_record<S: AsRef<str>>(fields: &[S], delimiter: char, crlf: bool) -> String {
-    let mut record = String::new();
-    for (n, field) in fields.iter().enumerate() {
-        if n > 0 {
-            record.push(delimiter);
-        }
-        let field = field.as_ref();
-        if field.contains([delimiter, '"', '\n', '\r']) {
-            record.push('"');
-            record.push_str(&field.replace('"', "\"\""));
-            record.push('"');
-        } else {
-            record.push_str(field);
-        }
-    }
-    record.push_str(if crlf { "\r\n" } else { "\n" });
-    record
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn fields_with_delimiters_quotes_or_line_breaks_are_quoted() {
-        assert_eq!(delimited_record(&["a", "b c"], ',', true), "a,b c\r\n");
-        assert_eq!(
-            delimited_record(&["x,y", "say \"hi\"", "two\nlines", ""], ',', true),
-            "\"x,y\",\"say \"\"hi\"\"\",\"two\nlines\",\r\n"
-        );
-        assert_eq!(
-            delimited_record(&["q\t1", "d"], '\t', false),
-            "\"q\t1\"\td\n"
-        );
-        // A comma needs no quotes in a TSV.
-        assert_eq!(delimited_record(&["a,b", "1"], '\t', false), "a,b\t1\n");
+    fn written(records: &[&[&str]], tsv: bool) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        let mut file = if tsv {
+            DelimitedFile::tsv(&path).unwrap()
+        } else {
+            DelimitedFile::csv(&path).unwrap()
+        };
+        for record in records {
+            file.record(*record).unwrap();
+        }
+        file.finish().unwrap();
+        std::fs::read_to_string(&path).unwrap()
     }
 
     #[test]
-    fn an_unfinished_file_leaves_nothing_behind_and_a_finished_one_replaces_the_old() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.jsonl");
-        std::fs::write(&path, "old\n").unwrap();
-        {
-            let mut file = AtomicFile::create(&path).unwrap();
-            file.line("half").unwrap();
-        }
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
-        assert!(!dir.path().join("out.jsonl.tmp").exists());
-        let mut file = AtomicFile::create(&path).unwrap();
-        file.json_line(&serde_json::json!({"a": 1})).unwrap();
-        file.finish().unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\":1}\n");
-        assert!(!dir.path().join("out.jsonl.tmp").exists());
+    fn fields_with_delimiters_quotes_or_line_breaks_are_quoted() {
+        assert_eq!(written(&[&["a", "b c"]], false), "a,b c\r\n");
+        assert_eq!(
+            written(&[&["x,y", "say \"hi\"", "two\nlines", ""]], false),
+            "\"x,y\",\"say \"\"hi\"\"\",\"two\nlines\",\r\n"
+        );
+        assert_eq!(written(&[&["q\t1", "d"]], true), "\"q\t1\"\td\n");
+        // A comma needs no quotes in a TSV.
+        assert_eq!(
+            written(&[&["a,b", "1"], &["c", "2"]], true),
+            "a,b\t1\nc\t2\n"
+        );
     }
 }

@@ -10,7 +10,7 @@ use hierarag_index::Bm25Index;
 use hierarag_rag::AnswerRecord;
 use serde_json::{Map, Value, json};
 
-use super::files::{AtomicFile, delimited_record};
+use super::files::{DelimitedFile, ExportFile};
 use super::{
     RunInputs, category_labels, chunk_texts, document_texts, persona_object, unique_doc_ids, wrote,
 };
@@ -169,7 +169,7 @@ fn write_jsonl(
     what: &str,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
-    let mut file = AtomicFile::create(path)?;
+    let mut file = ExportFile::create(path)?;
     for row in rows {
         file.json_line(row)?;
     }
@@ -185,7 +185,7 @@ fn write_json_array(
     what: &str,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
-    let mut file = AtomicFile::create(path)?;
+    let mut file = ExportFile::create(path)?;
     file.bytes(b"[")?;
     for (n, row) in rows.iter().enumerate() {
         file.bytes(if n == 0 { b"\n" } else { b",\n" })?;
@@ -225,9 +225,12 @@ fn write_csv(
         .chain(middle)
         .chain(trailing.iter().copied().filter(|key| present(key)))
         .collect();
-    let mut file = AtomicFile::create(path)?;
-    let header: Vec<_> = columns.iter().copied().map(neutralize_cell).collect();
-    file.bytes(delimited_record(&header, ',', true).as_bytes())?;
+    let mut file = DelimitedFile::csv(path)?;
+    file.record(
+        columns
+            .iter()
+            .map(|column| neutralize_cell(column).into_owned()),
+    )?;
     for row in rows {
         let cells: Vec<String> = columns
             .iter()
@@ -239,7 +242,7 @@ fn write_csv(
                 Some(value) => neutralize_cell(&value.to_string()).into_owned(),
             })
             .collect();
-        file.bytes(delimited_record(&cells, ',', true).as_bytes())?;
+        file.record(&cells)?;
     }
     file.finish()?;
     wrote(

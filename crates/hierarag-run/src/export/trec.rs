@@ -5,13 +5,13 @@ use std::path::Path;
 use anyhow::bail;
 use hierarag_metrics::{ScoredDoc, format_run_line, trec_ranking};
 
-use super::files::AtomicFile;
+use super::files::ExportFile;
 use super::note;
 use super::{RunInputs, unique_doc_ids, wrote};
 use crate::reporter::Reporter;
 
 pub(super) fn write(inputs: &RunInputs, out: &Path, reporter: &dyn Reporter) -> anyhow::Result<()> {
-    let mut qrels = AtomicFile::create(&out.join("qrels.txt"))?;
+    let mut qrels = ExportFile::create(&out.join("qrels.txt"))?;
     let mut n_judgments = 0;
     for record in &inputs.benchmark {
         check_token("question id", &record.id)?;
@@ -39,7 +39,7 @@ pub(super) fn write(inputs: &RunInputs, out: &Path, reporter: &dyn Reporter) -> 
         );
         return Ok(());
     }
-    let mut run = AtomicFile::create(&out.join("run.txt"))?;
+    let mut run = ExportFile::create(&out.join("run.txt"))?;
     let mut n_lines = 0;
     let mut retrievers: Vec<&str> = Vec::new();
     for answer in &inputs.answers {

@@ -1,0 +1,8 @@
+//! The integration tests of `hierarag-annotate`, one binary: each module is one former test file.
+
+mod support;
+
+mod agreement;
+mod exchange;
+mod sample;
+mod store;

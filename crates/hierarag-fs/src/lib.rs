@@ -1,0 +1,224 @@
+//! Files written whole or not at all, the one way every crate of HieraRAG replaces a file: the
+//! bytes go to a temporary file in the target's directory, which is synced and renamed over
+//! the target ([`tempfile::NamedTempFile::persist`]), so that a reader sees the old file or
+//! the whole new one; one dropped unfinished (an error half-way through a corpus) is removed.
+//!
+//! [`write_atomic`] writes bytes at once; [`AtomicFile`] is a buffered [`Write`] for output
+//! streamed a record at a time. Both create the file as [`File::create`] does (its mode is the
+//! umask's, not tempfile's owner-only default).
+//!
+//! The temporary file of [`AtomicFile::create`] and [`write_atomic`] is `<name>.tmp`: one
+//! writer of a file at a time (a run directory, an index), and what a killed writer left is
+//! overwritten by the next attempt instead of piling up. [`AtomicFile::create_unique`] picks
+//! a name of its own (`.<name>.XXXXXX.tmp`) for directories that several processes write at
+//! once (the asset store).
+//!
+//! ```
+//! use std::io::Write;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("report.md");
+//! hierarag_fs::write_atomic(&path, b"# first\n")?;
+//!
+//! let mut file = hierarag_fs::AtomicFile::create(&path)?;
+//! writeln!(file, "# second")?;
+//! assert_eq!(std::fs::read(&path)?, b"# first\n", "unchanged until finished");
+//! file.finish()?;
+//! assert_eq!(std::fs::read(&path)?, b"# second\n");
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use tempfile::{Builder, NamedTempFile};
+
+/// Writes `bytes` to `path` through `<name>.tmp`, synced and renamed into place.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = beside(path)?;
+    file.write_all(bytes)?;
+    persist(file, path)
+}
+
+/// A file being written under a temporary name beside its final path; [`AtomicFile::finish`]
+/// renames it into place, and dropping it unfinished removes it.
+#[derive(Debug)]
+pub struct AtomicFile {
+    path: PathBuf,
+    file: BufWriter<NamedTempFile>,
+}
+
+impl AtomicFile {
+    /// Starts `path` as `<name>.tmp` beside it (truncating one left by a killed writer).
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        Ok(AtomicFile::new(path, beside(path)?))
+    }
+
+    /// Starts `path` under a temporary name no other process or thread picks,
+    /// `.<name>.XXXXXX.tmp`.
+    pub fn create_unique(path: &Path) -> io::Result<AtomicFile> {
+        let (dir, name) = split(path)?;
+        let mut prefix = OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let file = Builder::new()
+            .prefix(&prefix)
+            .suffix(".tmp")
+            .make_in(dir, |tmp| File::create_new(tmp))?;
+        Ok(AtomicFile::new(path, file))
+    }
+
+    fn new(path: &Path, file: NamedTempFile) -> AtomicFile {
+        AtomicFile {
+            path: path.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 20, file),
+        }
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes and syncs the temporary file and renames it over the final path.
+    pub fn finish(self) -> io::Result<()> {
+        let file = self.file.into_inner().map_err(|e| e.into_error())?;
+        persist(file, &self.path)
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// `<name>.tmp` beside `path`, created as `File::create` does.
+fn beside(path: &Path) -> io::Result<NamedTempFile> {
+    let (dir, mut name) = split(path)?;
+    name.push(".tmp");
+    Builder::new()
+        .prefix(&name)
+        .rand_bytes(0)
+        .make_in(dir, |tmp| File::create(tmp))
+}
+
+/// Syncs `file` and renames it over `path`.
+fn persist(file: NamedTempFile, path: &Path) -> io::Result<()> {
+    file.as_file().sync_all()?;
+    file.persist(path).map(drop).map_err(|e| e.error)
+}
+
+/// The directory to write the temporary file in, and the file's name.
+fn split(path: &Path) -> io::Result<(&Path, OsString)> {
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => Ok((dir, name.to_os_string())),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a file path", path.display()),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_unfinished_file_leaves_nothing_behind_and_a_finished_one_replaces_the_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        std::fs::write(&path, "old\n").unwrap();
+        for create in [AtomicFile::create, AtomicFile::create_unique] {
+            {
+                let mut file = create(&path).unwrap();
+                file.write_all(b"half").unwrap();
+                assert_eq!(
+                    names(dir.path()).len(),
+                    2,
+                    "the temporary file is beside it"
+                );
+            }
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
+            assert_eq!(names(dir.path()), ["out.jsonl"]);
+        }
+        let mut file = AtomicFile::create_unique(&path).unwrap();
+        file.write_all(b"new\n").unwrap();
+        file.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        assert_eq!(names(dir.path()), ["out.jsonl"]);
+    }
+
+    #[test]
+    fn a_temporary_file_left_by_a_killed_writer_is_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.json");
+        std::fs::write(
+            dir.path().join("manifest.json.tmp"),
+            "left over, and longer",
+        )
+        .unwrap();
+        write_atomic(&path, b"{}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+        assert_eq!(names(dir.path()), ["manifest.json"]);
+    }
+
+    #[test]
+    fn unique_temporary_files_do_not_meet() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("asset.jsonl");
+        let mut a = AtomicFile::create_unique(&path).unwrap();
+        let mut b = AtomicFile::create_unique(&path).unwrap();
+        a.write_all(b"a\n").unwrap();
+        b.write_all(b"b\n").unwrap();
+        let temporary = names(dir.path());
+        assert_eq!(temporary.len(), 2);
+        assert!(
+            temporary
+                .iter()
+                .all(|n| n.starts_with(".asset.jsonl.") && n.ends_with(".tmp"))
+        );
+        a.finish().unwrap();
+        b.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "b\n");
+        assert_eq!(names(dir.path()), ["asset.jsonl"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_file_gets_the_mode_file_create_gives() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let created = dir.path().join("created");
+        File::create(&created).unwrap();
+        let written = dir.path().join("written");
+        write_atomic(&written, b"x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&written), mode(&created));
+    }
+
+    #[test]
+    fn a_path_without_a_file_name_is_refused() {
+        let error = AtomicFile::create(Path::new("/")).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+    }
+}

@@ -1,0 +1,6 @@
+//! The integration tests of `hierarag-llm`, one binary: each module is one former test file.
+
+mod support;
+
+mod faults;
+mod llama_server;

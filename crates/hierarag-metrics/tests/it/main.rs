@@ -1,0 +1,5 @@
+//! The integration tests of `hierarag-metrics`, one binary: each module is one former test file.
+
+mod properties;
+mod pytrec_eval_oracle;
+mod text_oracle;

@@ -1,0 +1,5 @@
+//! The integration tests of `hierarag-stats`, one binary: each module is one former test file.
+
+mod oracle;
+mod properties;
+mod table;

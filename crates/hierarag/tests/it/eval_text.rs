@@ -1,0 +1,273 @@
+//! End-to-end tests of `hierarag eval text`: the real binary on small pairs files, checked against
+//! the library's ROUGE-1 and BLEU, and on broken files, which must fail with exit code 1 and a
+//! message naming the file, the line and the field.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{BIN, assert_close};
+use assert_cmd::Command;
+use hierarag_metrics::{corpus_bleu, rouge1, sentence_bleu};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// Answers to questions about Wikipedia summaries: an exact answer, a paraphrase, a refusal, a
+/// partial answer, one with non-ASCII text and one with an empty prediction.
+const PAIRS: [(&str, &str, &str); 6] = [
+    (
+        "mackenzie",
+        "The Mackenzie River is a river in the Canadian boreal forest and tundra.",
+        "The Mackenzie River is a river in the Canadian boreal forest and tundra.",
+    ),
+    (
+        "methanol",
+        "Methanol acquired the name wood alcohol because it was once produced through \
+         destructive distillation of wood.",
+        "Methanol is called wood alcohol since it was once made by destructive distillation of \
+         wood.",
+    ),
+    (
+        "thailand",
+        "Thailand, officially the Kingdom of Thailand, and formerly known as Siam, is a country \
+         located in Mainland Southeast Asia.",
+        "I cannot answer this question from the given context.",
+    ),
+    (
+        "karst",
+        "Karst is a topography formed from the dissolution of soluble carbonate rocks such as \
+         limestone and dolomite.",
+        "Karst is a topography formed from the dissolution of soluble rocks.",
+    ),
+    (
+        "comaneci",
+        "During her career, Comăneci won nine Olympic medals and four World Artistic Gymnastics \
+         Championship medals.",
+        "Comăneci won 9 Olympic medals &amp; 4 world championship medals.",
+    ),
+    ("empty-answer", "Tokyo is the capital of Japan.", ""),
+];
+
+fn write_pairs(dir: &TempDir) -> PathBuf {
+    let mut lines = String::new();
+    for (id, reference, prediction) in PAIRS {
+        // Extra fields are allowed and ignored.
+        let line =
+            json!({"id": id, "question": "?", "reference": reference, "prediction": prediction});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    let path = dir.path().join("pairs.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+fn eval_text(pairs: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("RUST_LOG")
+        .args(["eval", "text", "--pairs"])
+        .arg(pairs);
+    cmd
+}
+
+#[test]
+fn json_output_equals_the_library() {
+    let dir = TempDir::new().unwrap();
+    let pairs = write_pairs(&dir);
+    let output = eval_text(&pairs).arg("--json").assert().success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    let result: Value = serde_json::from_str(&stdout).expect("JSON on stdout");
+
+    let rows = result["pairs"].as_array().expect("pairs array");
+    assert_eq!(rows.len(), PAIRS.len());
+    let (mut sum_precision, mut sum_recall, mut sum_f, mut sum_bleu) = (0.0, 0.0, 0.0, 0.0);
+    for (row, (id, reference, prediction)) in rows.iter().zip(PAIRS) {
+        assert_eq!(row["id"], id, "pairs keep the file's order");
+        let rouge = rouge1(reference, prediction);
+        let bleu = sentence_bleu(prediction, &[reference]).score;
+        assert_close(
+            &row["rouge1"]["precision"],
+            rouge.precision,
+            &format!("{id} P"),
+        );
+        assert_close(&row["rouge1"]["recall"], rouge.recall, &format!("{id} R"));
+        assert_close(
+            &row["rouge1"]["fmeasure"],
+            rouge.fmeasure,
+            &format!("{id} F"),
+        );
+        assert_close(&row["bleu"], bleu, &format!("{id} BLEU"));
+        sum_precision += rouge.precision;
+        sum_recall += rouge.recall;
+        sum_f += rouge.fmeasure;
+        sum_bleu += bleu;
+    }
+    let n = PAIRS.len() as f64;
+    let mean = &result["mean"];
+    assert_close(&mean["rouge1"]["precision"], sum_precision / n, "mean P");
+    assert_close(&mean["rouge1"]["recall"], sum_recall / n, "mean R");
+    assert_close(&mean["rouge1"]["fmeasure"], sum_f / n, "mean F");
+    assert_close(&mean["bleu"], sum_bleu / n, "mean BLEU");
+    let predictions: Vec<&str> = PAIRS.iter().map(|pair| pair.2).collect();
+    let references: Vec<&str> = PAIRS.iter().map(|pair| pair.1).collect();
+    assert_close(
+        &result["corpus_bleu"],
+        corpus_bleu(&predictions, &references).score,
+        "corpus BLEU",
+    );
+
+    // Sanity of the cases themselves: the exact answer scores 1 / ~100, the refusal little.
+    assert_eq!(rows[0]["rouge1"]["fmeasure"], 1.0);
+    assert!(rows[2]["bleu"].as_f64().unwrap() < 10.0);
+    assert_eq!(rows[5]["bleu"], 0.0);
+}
+
+#[test]
+fn table_lists_every_pair_the_mean_and_corpus_bleu() {
+    let dir = TempDir::new().unwrap();
+    let pairs = write_pairs(&dir);
+    let output = eval_text(&pairs).assert().success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("id ") && lines[0].contains("ROUGE-1 F") && lines[0].contains("BLEU")
+    );
+    for ((id, reference, prediction), line) in PAIRS.iter().zip(&lines[1..]) {
+        let columns: Vec<&str> = line.split_whitespace().collect();
+        let f = rouge1(reference, prediction).fmeasure;
+        let bleu = sentence_bleu(prediction, &[reference]).score;
+        assert_eq!(
+            columns,
+            [*id, &format!("{f:.4}"), &format!("{bleu:.2}")],
+            "{line}"
+        );
+    }
+    assert!(lines[PAIRS.len() + 1].starts_with("mean "), "{stdout}");
+    let predictions: Vec<&str> = PAIRS.iter().map(|pair| pair.2).collect();
+    let references: Vec<&str> = PAIRS.iter().map(|pair| pair.1).collect();
+    let corpus = corpus_bleu(&predictions, &references).score;
+    assert!(
+        lines[PAIRS.len() + 2].starts_with("corpus BLEU")
+            && lines[PAIRS.len() + 2].ends_with(&format!("{corpus:.2}")),
+        "{stdout}"
+    );
+    assert!(lines[PAIRS.len() + 3].starts_with("6 pairs;"), "{stdout}");
+}
+
+/// Runs `eval text` on a file with `contents`; expects exit code 1 and returns stderr.
+fn fails_with(contents: &[u8]) -> (String, String) {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("broken.jsonl");
+    std::fs::write(&path, contents).unwrap();
+    let output = eval_text(&path).assert().code(1);
+    let output = output.get_output();
+    assert!(output.stdout.is_empty(), "nothing on stdout on failure");
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    (stderr, path.display().to_string())
+}
+
+const GOOD_LINE: &str = r#"{"id": "a", "reference": "The cat sat.", "prediction": "A cat sat."}"#;
+
+#[test]
+fn bad_lines_fail_naming_the_file_line_and_field() {
+    let cases: Vec<(Vec<u8>, &str, &[&str])> = vec![
+        (
+            format!("{GOOD_LINE}\n\n{{\"id\": \"b\", \"reference\": \"x\"\n").into_bytes(),
+            "line 3",
+            &["not valid JSON"],
+        ),
+        (
+            format!("{GOOD_LINE}\n{{\"id\": \"b\", \"reference\": \"x\"}}\n").into_bytes(),
+            "line 2",
+            &["field `prediction`", "missing"],
+        ),
+        (
+            format!("{GOOD_LINE}\n{{\"id\": 7, \"reference\": \"x\", \"prediction\": \"y\"}}\n")
+                .into_bytes(),
+            "line 2",
+            &["field `id`", "expected a string, found a number `7`"],
+        ),
+        (
+            format!("{GOOD_LINE}\n{{\"id\": \"b\", \"reference\": null, \"prediction\": \"y\"}}\n")
+                .into_bytes(),
+            "line 2",
+            &["field `reference`", "found null"],
+        ),
+        (
+            format!("{GOOD_LINE}\n[\"a\", \"b\"]\n").into_bytes(),
+            "line 2",
+            &["expected a JSON object", "an array"],
+        ),
+        (
+            format!("{GOOD_LINE}\n{GOOD_LINE}\n").into_bytes(),
+            "line 2",
+            &["field `id`", "`a` appears twice (first on line 1)"],
+        ),
+        (
+            [
+                GOOD_LINE.as_bytes(),
+                b"\n{\"id\": \"b\", \"reference\": \"caf\xe9\", \"prediction\": \"y\"}\n",
+            ]
+            .concat(),
+            "line 2",
+            &["not valid UTF-8"],
+        ),
+    ];
+    for (contents, line, fragments) in cases {
+        let (stderr, path) = fails_with(&contents);
+        assert!(
+            stderr.contains(&format!("{path} {line}")),
+            "stderr should name {path} {line}: {stderr}"
+        );
+        for fragment in fragments {
+            assert!(
+                stderr.contains(fragment),
+                "stderr should say {fragment:?}: {stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn empty_and_missing_files_fail() {
+    let (stderr, path) = fails_with(b"\n  \n");
+    assert!(stderr.contains(&format!("{path}: no pairs")), "{stderr}");
+
+    let dir = TempDir::new().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let output = eval_text(&missing).assert().code(1);
+    let stderr = String::from_utf8(output.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains(&format!("{}: cannot read", missing.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn byte_order_mark_and_crlf_line_ends_are_accepted() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("windows.jsonl");
+    std::fs::write(&path, format!("\u{feff}{GOOD_LINE}\r\n")).unwrap();
+    let output = eval_text(&path).arg("--json").assert().success();
+    let result: Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    assert_eq!(result["pairs"][0]["id"], "a");
+}
+
+#[test]
+fn help_states_the_reference_implementations() {
+    let output = Command::new(BIN)
+        .args(["eval", "text", "--help"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    for fragment in [
+        "--pairs",
+        "--json",
+        "rouge-score 0.1.2",
+        "sacrebleu 2.6.0",
+        "corpus_bleu",
+    ] {
+        assert!(
+            stdout.contains(fragment),
+            "--help should mention {fragment}: {stdout}"
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! The integration tests of `hierarag`, one binary: each module is one former test file.
+
+mod support;
+
+mod annotate;
+mod cli;
+mod eval_text;
+mod export;
+mod llm;
+mod plan;
+mod quickstart;
+mod quickstart_run;
+mod report;
+mod run;
+mod taxonomy;

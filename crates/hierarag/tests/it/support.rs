@@ -1,0 +1,119 @@
+//! What the test modules share: the binary, running it and reading its failure, Python (for
+//! the checks that read our files with Python's own parsers), the workspace root.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_hierarag");
+
+/// Runs `cmd`, expects exit code 0 and returns (stdout, stderr).
+pub fn ok(cmd: &mut Command) -> (String, String) {
+    let output = cmd.output().expect("run hierarag");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 stdout");
+    let stderr = String::from_utf8(output.stderr).expect("UTF-8 stderr");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "expected success\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+/// Runs `cmd`, expects exit code 1 (bad input), nothing on stdout, and returns stderr.
+pub fn bad_input(cmd: &mut Command) -> String {
+    let output = cmd.output().expect("run hierarag");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 stdout");
+    let stderr = String::from_utf8(output.stderr).expect("UTF-8 stderr");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "expected exit code 1\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(stdout.is_empty(), "no data on failure, got:\n{stdout}");
+    assert!(stderr.starts_with("error: "), "stderr:\n{stderr}");
+    stderr
+}
+
+pub fn assert_contains_all(haystack: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(
+            haystack.contains(needle),
+            "expected `{needle}` in:\n{haystack}"
+        );
+    }
+}
+
+/// `actual` is a JSON number within 1e-12 of `expected` (the binary prints the library's f64
+/// exactly; parsing it back may cost one ulp).
+pub fn assert_close(actual: &Value, expected: f64, what: &str) {
+    let actual = actual
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: not a number: {actual}"));
+    assert!(
+        (actual - expected).abs() < 1e-12,
+        "{what}: {actual} != {expected}"
+    );
+}
+
+/// Writes `records` as JSON lines.
+pub fn write_lines(path: &Path, records: &[Value]) {
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Python: `$HIERARAG_PYTHON` (scripts/test.sh points it at .venv-oracles), else the
+/// repository's .venv-oracles, else `python3`.
+pub fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("HIERARAG_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(python);
+    }
+    let venv = workspace_root().join(".venv-oracles/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+/// The rows of a CSV as Python's `csv.DictReader` reads them, which is what a spreadsheet's CSV
+/// import or a loader built on it (or on pandas' `read_csv`) gets.
+pub fn python_csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let script = "import csv, json, sys\n\
+                  with open(sys.argv[1], newline='', encoding='utf-8') as f:\n    \
+                  print(json.dumps(list(csv.DictReader(f))))";
+    let output = std::process::Command::new(python())
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("run Python (set HIERARAG_PYTHON)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("JSON from Python")
+}
+
+/// Texts a spreadsheet would run as formulas (OWASP's starts, a full-width one) and a text that
+/// really begins with a quote.
+pub const FORMULAS: [&str; 7] = [
+    "=HYPERLINK(\"http://x\",\"click\")",
+    "+1",
+    "-2",
+    "@SUM(A1)",
+    "\tindented",
+    "'quoted",
+    "\u{FF1D}1+1",
+];
