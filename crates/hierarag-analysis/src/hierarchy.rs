@@ -1,14 +1,19 @@
 //! Across levels of one dimension: Δ, the Coherence Ratio of each split, and the recommended
 //! granularity.
 
+use hierarag_plan::derive_seed;
 use hierarag_stats as stats;
 use hierarag_taxonomy::{Granularity, Taxonomy};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 
 use crate::input::Settings;
-use crate::levels::{LevelGroup, interval};
+use crate::levels::{LevelGroup, interval, label_means};
 use crate::model::{
     Calibration, Delta, DimensionSummary, Estimate, LevelStats, Recommendation, SplitStats,
 };
+use crate::noise::NoiseModel;
 
 /// The one group of each level of a dimension, or None (with a note) when a level has groups
 /// from several sets (then levels cannot be paired).
@@ -64,13 +69,122 @@ pub(crate) fn deltas(
                 stats::std_dev(f, settings.ddof).unwrap_or(f64::NAN)
                     / stats::std_dev(c, settings.ddof).unwrap_or(f64::NAN)
             });
+        let corrected = corrected_delta(
+            &groups[coarse],
+            &groups[fine],
+            &stats_of[coarse],
+            &stats_of[fine],
+            settings,
+        );
         stats_of[fine].delta = Some(Delta {
             against: coarse_level,
             ratio: Estimate {
                 value: ratio,
                 ci: interval(replicates, settings),
             },
+            corrected,
         });
+    }
+}
+
+/// Δ of the noise-corrected DiscPows, with its interval from the same replicates; None when the
+/// coarser level's corrected DiscPow is zero (all of its spread is noise).
+fn corrected_delta(
+    coarse: &LevelGroup<'_>,
+    fine: &LevelGroup<'_>,
+    coarse_stats: &LevelStats,
+    fine_stats: &LevelStats,
+    settings: &Settings,
+) -> Option<Estimate> {
+    let upper = coarse_stats.discpow_corrected?;
+    let lower = fine_stats.discpow_corrected?;
+    if upper.value <= 0.0 {
+        return None;
+    }
+    let (coarse_noise, fine_noise) = (coarse.noise(settings)?, fine.noise(settings)?);
+    let corrected = |noise: &NoiseModel, means: &[f64]| {
+        stats::std_dev(means, settings.ddof)
+            .and_then(|sd| noise.corrected(sd, settings.ddof))
+            .unwrap_or(f64::NAN)
+    };
+    let replicates = coarse
+        .replicates
+        .iter()
+        .zip(&fine.replicates)
+        .map(|(c, f)| corrected(&fine_noise, f) / corrected(&coarse_noise, c));
+    Some(Estimate {
+        value: lower.value / upper.value,
+        ci: interval(replicates, settings),
+    })
+}
+
+/// σ_sib, δ_vert and ρ of a parent mean and its children's means.
+fn coherence(parent_mean: f64, children_means: &[f64], settings: &Settings) -> (f64, f64, f64) {
+    let sigma = stats::std_dev(children_means, 0).unwrap_or(f64::NAN);
+    let delta = (parent_mean - stats::mean(children_means).unwrap_or(f64::NAN)).abs();
+    (sigma, delta, sigma / (delta + settings.epsilon))
+}
+
+/// What a split looks like by chance: noise floors of σ_sib and δ_vert, and the permutation
+/// p-values of σ_sib and ρ with the children's labels shuffled among their questions.
+struct Chance {
+    sigma_floor: Option<f64>,
+    delta_floor: Option<f64>,
+    sigma_p: Option<f64>,
+    rho_p: Option<f64>,
+}
+
+fn chance(
+    label: &str,
+    parent: &[f64],
+    children: &[Vec<f64>],
+    observed: (f64, f64, f64),
+    settings: &Settings,
+) -> Chance {
+    let parent_mean = stats::mean(parent).unwrap_or(f64::NAN);
+    let noise = NoiseModel::of(children);
+    let mut rng =
+        ChaCha8Rng::seed_from_u64(derive_seed(settings.seed, &format!("chance-floor/{label}")));
+    let sigma_floor = noise.as_ref().and_then(|n| n.floor(0, &mut rng));
+    // δ_vert with no effect anywhere: |parent mean − mean of the children's means| is
+    // N(0, v_parent + Σ v_k / K²), whose mean absolute value is √(2v/π).
+    let delta_floor = stats::std_dev(parent, 1)
+        .zip(noise.as_ref())
+        .map(|(sd, noise)| {
+            let k = children.len() as f64;
+            let children_part = noise.total_variance() / (k * k);
+            let v = sd * sd / parent.len() as f64 + children_part;
+            (2.0 * v / std::f64::consts::PI).sqrt()
+        });
+    if settings.permutations == 0 {
+        return Chance {
+            sigma_floor,
+            delta_floor,
+            sigma_p: None,
+            rho_p: None,
+        };
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(settings.seed, &format!("chance/{label}")));
+    let values: Vec<f64> = children.iter().flatten().copied().collect();
+    let mut labels: Vec<usize> = children
+        .iter()
+        .enumerate()
+        .flat_map(|(k, c)| std::iter::repeat_n(k, c.len()))
+        .collect();
+    let (mut sigmas, mut rhos) = (Vec::new(), Vec::new());
+    for _ in 0..settings.permutations {
+        labels.shuffle(&mut rng);
+        let means = label_means(&labels, &values, children.len());
+        let (sigma, _, rho) = coherence(parent_mean, &means, settings);
+        // As for DiscPow's test: an arrangement that reproduces the observed one counts.
+        sigmas.push(sigma + 1e-12);
+        rhos.push(rho + 1e-12);
+    }
+    Chance {
+        sigma_floor,
+        delta_floor,
+        sigma_p: Some(stats::permutation_p(observed.0, &sigmas)),
+        rho_p: Some(stats::permutation_p(observed.2, &rhos)),
     }
 }
 
@@ -119,26 +233,43 @@ pub(crate) fn splits(
             ));
             continue;
         }
-        let coherence = |parent_mean: f64, children_means: &[f64]| {
-            let sigma = stats::std_dev(children_means, 0).unwrap_or(f64::NAN);
-            let delta = (parent_mean - stats::mean(children_means).unwrap_or(f64::NAN)).abs();
-            (sigma, delta, sigma / (delta + settings.epsilon))
-        };
         let parent_mean = upper.category_mean(parent_k, settings);
         let children_means: Vec<f64> = child_ks
             .iter()
             .map(|&k| lower.category_mean(k, settings))
             .collect();
-        let (sigma, delta, rho) = coherence(parent_mean, &children_means);
+        let (sigma, delta, rho) = coherence(parent_mean, &children_means, settings);
         let replicates: Vec<(f64, f64, f64)> = upper
             .replicates
             .iter()
             .zip(&lower.replicates)
             .map(|(u, l)| {
                 let children: Vec<f64> = child_ks.iter().map(|&k| l[k]).collect();
-                coherence(u[parent_k], &children)
+                coherence(u[parent_k], &children, settings)
             })
             .collect();
+        let upper_samples = upper.samples(settings);
+        let lower_samples = lower.samples(settings);
+        let children_samples: Vec<Vec<f64>> =
+            child_ks.iter().map(|&k| lower_samples[k].clone()).collect();
+        let chance = chance(
+            &format!(
+                "{}/{dimension}/{}/{}",
+                upper.set, split.parent_level, split.parent.name
+            ),
+            &upper_samples[parent_k],
+            &children_samples,
+            (sigma, delta, rho),
+            settings,
+        );
+        let alpha = 1.0 - settings.confidence;
+        let calibration_against_chance = chance.sigma_p.map(|p| {
+            if p < alpha {
+                Calibration::of(rho)
+            } else {
+                Calibration::Noise
+            }
+        });
         out.push(SplitStats {
             dimension: dimension.to_owned(),
             parent_level: split.parent_level,
@@ -162,6 +293,11 @@ pub(crate) fn splits(
                 ci: interval(replicates.iter().map(|r| r.2), settings),
             },
             calibration: Calibration::of(rho),
+            sigma_sib_noise_floor: chance.sigma_floor,
+            delta_vert_noise_floor: chance.delta_floor,
+            sigma_sib_p: chance.sigma_p,
+            rho_p: chance.rho_p,
+            calibration_against_chance,
         });
     }
     out

@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::input::{Observation, Settings};
 use crate::means::{estimate, means};
 use crate::model::{CategoryStats, Estimate, LevelStats};
+use crate::noise::NoiseModel;
 
 /// The questions of one (set, dimension, level), by category in taxonomy order.
 #[derive(Debug)]
@@ -42,6 +43,24 @@ impl LevelGroup<'_> {
         (0..self.categories.len())
             .map(|k| self.category_mean(k, settings))
             .collect()
+    }
+
+    /// The analysed metric's values of each category.
+    pub fn samples(&self, settings: &Settings) -> Vec<Vec<f64>> {
+        self.categories
+            .iter()
+            .map(|(_, _, questions)| {
+                questions
+                    .iter()
+                    .map(|o| settings.metric.of(&o.scores))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The noise of this level's category means (None when a category has one question).
+    pub fn noise(&self, settings: &Settings) -> Option<NoiseModel> {
+        NoiseModel::of(&self.samples(settings))
     }
 }
 
@@ -121,16 +140,7 @@ pub(crate) fn bootstrap(group: &mut LevelGroup<'_>, settings: &Settings) {
         "bootstrap/{}/{}/{}",
         group.set, group.dimension, group.level
     );
-    let values: Vec<Vec<f64>> = group
-        .categories
-        .iter()
-        .map(|(_, _, questions)| {
-            questions
-                .iter()
-                .map(|o| settings.metric.of(&o.scores))
-                .collect()
-        })
-        .collect();
+    let values = group.samples(settings);
     group.replicates = resample_means(&values, settings, &label);
 }
 
@@ -246,6 +256,31 @@ pub(crate) fn level_stats(
             .map(|d| permutation_p(group, d.value, settings));
         (discpow, discpow_p, range, nmi(group, settings))
     };
+    let (discpow_corrected, discpow_noise_floor) = match (discpow, group.noise(settings)) {
+        (Some(raw), Some(noise)) => {
+            let corrected = |sd: f64| noise.corrected(sd, settings.ddof).unwrap_or(f64::NAN);
+            let label = format!(
+                "noise-floor/{}/{}/{}",
+                group.set, group.dimension, group.level
+            );
+            let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(settings.seed, &label));
+            (
+                Some(Estimate {
+                    value: corrected(raw.value),
+                    // The correction is monotone in DiscPow, so it maps the interval's ends.
+                    ci: raw.ci.map(|[lo, hi]| [corrected(lo), corrected(hi)]),
+                }),
+                noise.floor(settings.ddof, &mut rng),
+            )
+        }
+        (Some(_), None) => {
+            notes.push(format!(
+                "{name}: a category has a single question, so the noise in its mean cannot be estimated; DiscPow is not corrected for noise"
+            ));
+            (None, None)
+        }
+        _ => (None, None),
+    };
     LevelStats {
         set: group.set.clone(),
         dimension: group.dimension.clone(),
@@ -255,6 +290,8 @@ pub(crate) fn level_stats(
         categories,
         discpow,
         discpow_p,
+        discpow_corrected,
+        discpow_noise_floor,
         range,
         nmi,
         delta: None,
@@ -296,26 +333,28 @@ fn permutation_p(group: &LevelGroup<'_>, observed: f64, settings: &Settings) -> 
         .flat_map(|(k, (_, _, questions))| std::iter::repeat_n(k, questions.len()))
         .collect();
     let k = group.categories.len();
-    let mut sums = vec![0.0; k];
-    let mut counts = vec![0usize; k];
     let null: Vec<f64> = (0..settings.permutations)
         .map(|_| {
             labels.shuffle(&mut rng);
-            sums.iter_mut().for_each(|s| *s = 0.0);
-            counts.iter_mut().for_each(|c| *c = 0);
-            for (&label, &value) in labels.iter().zip(&values) {
-                sums[label] += value;
-                counts[label] += 1;
-            }
-            let means: Vec<f64> = sums
-                .iter()
-                .zip(&counts)
-                .map(|(s, &c)| s / c as f64)
-                .collect();
             // Tolerance for floating-point noise: a permutation that reproduces the
             // observed grouping must count as reaching it.
-            stats::std_dev(&means, settings.ddof).unwrap_or(f64::NAN) + 1e-12
+            stats::std_dev(&label_means(&labels, &values, k), settings.ddof).unwrap_or(f64::NAN)
+                + 1e-12
         })
         .collect();
     stats::permutation_p(observed, &null)
+}
+
+/// The mean of `values` per label `0..k` (`labels[i]` is the label of `values[i]`).
+pub(crate) fn label_means(labels: &[usize], values: &[f64], k: usize) -> Vec<f64> {
+    let mut sums = vec![0.0; k];
+    let mut counts = vec![0usize; k];
+    for (&label, &value) in labels.iter().zip(values) {
+        sums[label] += value;
+        counts[label] += 1;
+    }
+    sums.iter()
+        .zip(&counts)
+        .map(|(s, &c)| s / c as f64)
+        .collect()
 }

@@ -56,6 +56,7 @@ mod input;
 mod levels;
 mod means;
 mod model;
+mod noise;
 mod validation;
 
 use std::collections::BTreeMap;
@@ -248,6 +249,9 @@ fn table2(levels: &[LevelStats], dimensions: &[DimensionSummary]) -> Vec<Table2R
             nmi: l.nmi,
             discpow: l.discpow,
             delta: l.delta.map(|d| d.ratio),
+            discpow_corrected: l.discpow_corrected,
+            discpow_noise_floor: l.discpow_noise_floor,
+            delta_corrected: l.delta.and_then(|d| d.corrected),
         })
         .collect()
 }

@@ -120,6 +120,15 @@ pub struct LevelStats {
     pub discpow: Option<Estimate>,
     /// Permutation p-value of DiscPow against labels shuffled within the level.
     pub discpow_p: Option<f64>,
+    /// DiscPow without the sampling noise of the category means: the spread of the true means,
+    /// √max(0, DiscPow² − the noise's expected share), with the bootstrap interval mapped the
+    /// same way (None when a category has fewer than two questions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discpow_corrected: Option<Estimate>,
+    /// The DiscPow expected with no category effect at these category sizes and
+    /// within-category variances (seeded simulation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discpow_noise_floor: Option<f64>,
     /// max − min of the category means.
     pub range: Option<Estimate>,
     /// NMI between category labels and equal-frequency bins of the metric.
@@ -133,6 +142,9 @@ pub struct LevelStats {
 pub struct Delta {
     pub against: Granularity,
     pub ratio: Estimate,
+    /// The same ratio of the noise-corrected DiscPows (None when the coarser one is zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected: Option<Estimate>,
 }
 
 /// How well a split's children subdivide their parent.
@@ -145,6 +157,9 @@ pub enum Calibration {
     Moderate,
     /// ρ < 1.
     Poor,
+    /// σ_sib is not clearly above what the children's sampling noise alone gives (only in
+    /// [`SplitStats::calibration_against_chance`]).
+    Noise,
 }
 
 impl Calibration {
@@ -163,6 +178,7 @@ impl Calibration {
             Calibration::Well => "well calibrated (ρ > 2)",
             Calibration::Moderate => "moderate (1 ≤ ρ ≤ 2)",
             Calibration::Poor => "poor (ρ < 1)",
+            Calibration::Noise => "indistinguishable from noise at this n",
         }
     }
 }
@@ -183,6 +199,25 @@ pub struct SplitStats {
     pub delta_vert: Estimate,
     pub rho: Estimate,
     pub calibration: Calibration,
+    /// The σ_sib expected when the children carry no effect of their own (their sampling
+    /// noise alone, seeded simulation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma_sib_noise_floor: Option<f64>,
+    /// The δ_vert expected when neither parent nor children carry an effect: E|N(0, v)|, v the
+    /// noise variance of the parent's mean minus the mean of the children's means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_vert_noise_floor: Option<f64>,
+    /// The chance of a σ_sib at least this large when the children carry no effect of their own
+    /// (child labels permuted among the children's questions, seeded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma_sib_p: Option<f64>,
+    /// The chance of a ρ at least this large under the same permutations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho_p: Option<f64>,
+    /// The paper's label, given only when σ_sib is clearly above chance (`sigma_sib_p` below
+    /// 1 − confidence); otherwise [`Calibration::Noise`]. None without permutations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_against_chance: Option<Calibration>,
 }
 
 /// Per dimension: mean ρ and the recommendation.
@@ -230,6 +265,12 @@ pub struct Table2Row {
     pub nmi: Option<f64>,
     pub discpow: Option<Estimate>,
     pub delta: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discpow_corrected: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discpow_noise_floor: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_corrected: Option<Estimate>,
 }
 
 /// Table 3: the best and worst categories of a dimension's finest level.

@@ -480,3 +480,185 @@ proptest! {
         }
     }
 }
+
+/// Normal draws for simulated scores (Box–Muller from a seeded stream).
+fn normal(rng: &mut rand_chacha::ChaCha8Rng, mean: f64, sd: f64) -> f64 {
+    use rand::Rng;
+    let u1: f64 = 1.0 - rng.random::<f64>();
+    let u2: f64 = rng.random::<f64>();
+    mean + sd * (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// qc at coarse (simple, complex) and medium (two children each), `n` questions a category,
+/// CS ~ N(0.7 + effect, 0.15) with the category's effect from `effect`.
+fn simulated_qc(seed: u64, n: usize, effect: impl Fn(&str) -> f64) -> Vec<Observation> {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    let levels: [(Granularity, &[&str]); 2] = [
+        (Granularity::Coarse, &["simple", "complex"]),
+        (
+            Granularity::Medium,
+            &["single_fact", "multi_fact", "cross_section", "comparative"],
+        ),
+    ];
+    for (level, categories) in levels {
+        for &category in categories {
+            for i in 0..n {
+                let cs = normal(&mut rng, 0.7 + effect(category), 0.15);
+                out.push(question(
+                    &format!("{level}-{category}-{i}"),
+                    &format!("qc/{level}"),
+                    &[("qc", level, category)],
+                    cs,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The mean DiscPow (ddof 0) of a level's questions with their category labels shuffled.
+fn permuted_discpow(values: &[(usize, f64)], k: usize, rounds: usize, seed: u64) -> f64 {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut labels: Vec<usize> = values.iter().map(|&(label, _)| label).collect();
+    let mut total = 0.0;
+    for _ in 0..rounds {
+        labels.shuffle(&mut rng);
+        let mut sums = vec![0.0; k];
+        let mut counts = vec![0.0; k];
+        for (&label, &(_, value)) in labels.iter().zip(values) {
+            sums[label] += value;
+            counts[label] += 1.0;
+        }
+        let means: Vec<f64> = sums.iter().zip(&counts).map(|(s, c)| s / c).collect();
+        let mean = means.iter().sum::<f64>() / k as f64;
+        let variance = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / k as f64;
+        total += variance.sqrt();
+    }
+    total / rounds as f64
+}
+
+#[test]
+fn the_noise_floor_is_the_discpow_of_label_permuted_data() {
+    let observations = simulated_qc(1, 150, |_| 0.0);
+    let settings = Settings {
+        bootstrap: 0,
+        permutations: 0,
+        ..Settings::default()
+    };
+    let analysis = analyze(&observations, &Taxonomy::default_taxonomy(), &settings);
+    for level in &analysis.levels {
+        let values: Vec<(usize, f64)> = observations
+            .iter()
+            .filter(|o| o.categories[0].level == level.level)
+            .map(|o| {
+                let k = level
+                    .categories
+                    .iter()
+                    .position(|c| c.category == o.categories[0].category)
+                    .unwrap();
+                (k, o.scores.cs)
+            })
+            .collect();
+        let permuted = permuted_discpow(&values, level.categories.len(), 4000, 5);
+        let floor = level.discpow_noise_floor.expect("a floor");
+        assert!(
+            (floor / permuted - 1.0).abs() < 0.05,
+            "{}: floor {floor} vs permuted {permuted}",
+            level.level
+        );
+        // Without an effect the raw DiscPow is noise, of the floor's size; the corrected one is
+        // smaller (it can still be above zero: one level's noise is one draw).
+        let raw = level.discpow.unwrap().value;
+        let corrected = level.discpow_corrected.unwrap().value;
+        assert!(raw < 3.0 * floor, "{}: {raw} vs {floor}", level.level);
+        assert!(corrected < raw, "{}: {corrected} vs {raw}", level.level);
+    }
+    // The medium level's floor is higher: more, smaller categories.
+    assert!(analysis.levels[1].discpow_noise_floor > analysis.levels[0].discpow_noise_floor);
+}
+
+#[test]
+fn corrected_discpow_and_delta_take_the_noise_out() {
+    // An effect of ±0.05 between the coarse categories, inherited by their children and
+    // nothing more: the true spread is 0.05 at both levels, so Δ corrected is about 1, while
+    // the paper's Δ also carries the finer level's larger noise.
+    let effect = |category: &str| match category {
+        "simple" | "single_fact" | "multi_fact" => 0.05,
+        _ => -0.05,
+    };
+    let settings = Settings {
+        bootstrap: 0,
+        permutations: 0,
+        ..Settings::default()
+    };
+    let seeds = 20;
+    let (mut corrected, mut delta, mut delta_corrected) = (0.0, 0.0, 0.0);
+    for seed in 0..seeds {
+        let observations = simulated_qc(100 + seed, 300, effect);
+        let analysis = analyze(&observations, &Taxonomy::default_taxonomy(), &settings);
+        let medium = &analysis.levels[1];
+        corrected += medium.discpow_corrected.unwrap().value / seeds as f64;
+        let d = medium.delta.unwrap();
+        delta += d.ratio.value / seeds as f64;
+        delta_corrected += d.corrected.unwrap().value / seeds as f64;
+        assert_eq!(analysis.table2[1].delta_corrected, d.corrected);
+        assert!(medium.discpow_corrected.unwrap().value < medium.discpow.unwrap().value);
+    }
+    // Standard errors over 20 seeds: about 0.001 for the corrected value, 0.035 for Δ.
+    assert!((corrected - 0.05).abs() < 0.004, "corrected {corrected}");
+    assert!(
+        (delta_corrected - 1.0).abs() < 0.1,
+        "Δ corrected {delta_corrected}"
+    );
+    assert!(delta > delta_corrected, "Δ {delta} vs {delta_corrected}");
+}
+
+#[test]
+fn rho_against_chance_labels_only_splits_above_noise_and_follows_the_seed() {
+    // The children of `simple` differ by 0.2; those of `complex` carry nothing of their own.
+    let effect = |category: &str| match category {
+        "single_fact" => 0.1,
+        "multi_fact" => -0.1,
+        _ => 0.0,
+    };
+    let observations = simulated_qc(7, 60, effect);
+    let settings = Settings {
+        bootstrap: 0,
+        permutations: 999,
+        ..Settings::default()
+    };
+    let taxonomy = Taxonomy::default_taxonomy();
+    let analysis = analyze(&observations, &taxonomy, &settings);
+    let split = |parent: &str| analysis.splits.iter().find(|s| s.parent == parent).unwrap();
+    let (real, noise) = (split("simple"), split("complex"));
+    assert!(real.sigma_sib_p.unwrap() < 0.01, "{real:?}");
+    assert!(real.rho_p.unwrap() < 0.01, "{real:?}");
+    assert_eq!(real.calibration_against_chance, Some(real.calibration));
+    assert!(real.sigma_sib.value > 3.0 * real.sigma_sib_noise_floor.unwrap());
+    assert_eq!(noise.calibration_against_chance, Some(Calibration::Noise));
+    assert!(noise.sigma_sib_p.unwrap() >= 0.05, "{noise:?}");
+    // The floors are those of 60 questions a child with sd 0.15: σ_sib of two means is half
+    // their distance, E|N(0, 2 · 0.15² / 60)| / 2 ≈ 0.011.
+    let floor = noise.sigma_sib_noise_floor.unwrap();
+    assert!((floor - 0.011).abs() < 0.002, "{floor}");
+    assert!(noise.delta_vert_noise_floor.unwrap() > 0.0);
+    // The same seed gives the same p-values; another seed other ones.
+    let again = analyze(&observations, &taxonomy, &settings);
+    assert_eq!(again.splits, analysis.splits);
+    let other = analyze(
+        &observations,
+        &taxonomy,
+        &Settings {
+            seed: 1,
+            ..settings
+        },
+    );
+    assert_ne!(
+        other.splits.iter().map(|s| s.rho_p).collect::<Vec<_>>(),
+        analysis.splits.iter().map(|s| s.rho_p).collect::<Vec<_>>()
+    );
+}

@@ -278,6 +278,9 @@ fn table2(analysis: &Analysis) -> Option<Section> {
         ("NMI", true),
         ("DiscPow [CI]", true),
         ("Δ [CI]", true),
+        ("noise floor", true),
+        ("corrected [CI]", true),
+        ("Δ corrected [CI]", true),
     ]);
     for row in &analysis.table2 {
         table.rows.push(vec![
@@ -289,6 +292,9 @@ fn table2(analysis: &Analysis) -> Option<Section> {
             num(row.nmi, 3).into(),
             with_interval(row.discpow.as_ref(), 3).into(),
             delta(row.delta.as_ref()).into(),
+            num(row.discpow_noise_floor, 3).into(),
+            with_interval(row.discpow_corrected.as_ref(), 3).into(),
+            delta(row.delta_corrected.as_ref()).into(),
         ]);
     }
     Some(Section {
@@ -304,6 +310,10 @@ DiscPow / DiscPow of the coarser level; NMI between categories and {} equal-freq
                 settings.confidence * 100.0,
                 settings.bootstrap
             )),
+            Block::Paragraph(
+                "Category means wobble by chance, and finer levels have more and smaller categories, so DiscPow grows with granularity even when the finer categories mean nothing: the noise floor is the DiscPow that chance alone gives at these category sizes. The corrected DiscPow takes that chance part out, so a level beats its coarser one only when its corrected value (and Δ corrected) is larger; DiscPow and Δ are the paper's figures, kept for comparison."
+                    .into(),
+            ),
             Block::Table(table),
             Block::Chart(ChartRef::Discpow),
         ],
@@ -365,6 +375,9 @@ fn splits(analysis: &Analysis) -> Option<Section> {
         ("δ_vert", true),
         ("ρ [CI]", true),
         ("calibration", false),
+        ("σ_sib floor", true),
+        ("ρ by chance (p)", true),
+        ("against chance", false),
     ]);
     for split in &analysis.splits {
         let mut children = Vec::new();
@@ -387,6 +400,12 @@ fn splits(analysis: &Analysis) -> Option<Section> {
             num(Some(split.delta_vert.value), 3).into(),
             with_interval(Some(&split.rho), 2).into(),
             split.calibration.describe().into(),
+            num(split.sigma_sib_noise_floor, 3).into(),
+            p_value(split.rho_p).into(),
+            split
+                .calibration_against_chance
+                .map_or("–", |c| c.describe())
+                .into(),
         ]);
     }
     let means: Vec<Text> = analysis
@@ -407,6 +426,12 @@ children's mean {metric}, δ_vert the distance between the parent's own mean and
 its children's means. ρ > 2: children discriminate and stay aligned with their parent; ρ < 1: \
 the split is poorly calibrated.",
                 analysis.settings.epsilon
+            )),
+            Block::Paragraph(format!(
+                "Children's means differ by chance too: the σ_sib floor is the σ_sib that chance alone gives at these sizes, and \"ρ by chance\" is how often shuffling the children's labels among their questions gives a ρ at least this large. The paper's label is repeated under \
+\"against chance\" only when σ_sib is clearly above chance (p < {:.2}); otherwise the split is \
+indistinguishable from noise at this number of questions.",
+                1.0 - analysis.settings.confidence
             )),
             Block::Table(table),
             Block::List(means),

@@ -71,6 +71,11 @@ fn split(parent: &str, children: [&str; 2], rho: f64) -> SplitStats {
         delta_vert: estimate(0.1),
         rho: estimate(rho),
         calibration: Calibration::Moderate,
+        sigma_sib_noise_floor: None,
+        delta_vert_noise_floor: None,
+        sigma_sib_p: None,
+        rho_p: None,
+        calibration_against_chance: None,
     }
 }
 
