@@ -356,6 +356,7 @@ levels (design rq2) to compare granularities",
     }
     let mut previous = first_discpow;
     let mut previous_level = first_level;
+    let mut previous_index = first;
     for &(level, index) in &levels[1..] {
         let (Some(discpow), Some(delta)) = (stats_of[index].discpow, stats_of[index].delta) else {
             reasons.push(format!(
@@ -397,14 +398,74 @@ levels (design rq2) to compare granularities",
         if !supported {
             break;
         }
+        if !beyond_noise(
+            &stats_of[previous_index],
+            &stats_of[index],
+            &pct,
+            reasons.last_mut().expect("the step's reason was written"),
+        ) {
+            break;
+        }
         chosen = level;
         previous = discpow;
+        previous_index = index;
         previous_level = level;
     }
     Some(Recommendation {
         level: chosen,
         reason: reasons.join("; "),
     })
+}
+
+/// The second condition of a step: the gain holds once the sampling noise is taken out. Δ
+/// corrected's interval must lie above 1 (without intervals, Δ corrected > 1); when the
+/// coarser level's corrected DiscPow is 0 (all its spread is noise), the finer level's corrected
+/// DiscPow must be above 0 (its interval's lower bound). Without a corrected DiscPow (a category
+/// with one question) the step stands on Δ alone. Completes the step's reason `last` and says
+/// whether the step is taken.
+fn beyond_noise(coarser: &LevelStats, finer: &LevelStats, pct: &str, last: &mut String) -> bool {
+    let (Some(delta), Some(corrected), Some(_)) = (
+        finer.delta,
+        finer.discpow_corrected,
+        coarser.discpow_corrected,
+    ) else {
+        return true;
+    };
+    let previous_level = coarser.level;
+    let (what, lo, value) = match delta.corrected {
+        Some(ratio) => (
+            format!("Δ corrected {}", format_delta(ratio.value)),
+            ratio.ci.map(|[lo, _]| lo),
+            ratio.value,
+        ),
+        // The coarser level's corrected DiscPow is 0: compare with no spread at all.
+        None => (
+            format!(
+                "corrected DiscPow {:.3} (none at {previous_level})",
+                corrected.value
+            ),
+            corrected.ci.map(|[lo, _]| lo + 1.0),
+            corrected.value + 1.0,
+        ),
+    };
+    let supported = match lo {
+        Some(lo) => lo > 1.0,
+        None => value > 1.0,
+    };
+    if supported {
+        last.push_str(&format!(", and {what} is above the noise"));
+    } else {
+        last.truncate(last.rfind(':').unwrap_or(last.len()));
+        let bound = match lo {
+            Some(_) => format!("its {pct} interval"),
+            None => "its point estimate".to_owned(),
+        };
+        last.push_str(&format!(
+            ": the gain is within the sampling noise ({what}, {bound} includes no gain beyond \
+noise), so {previous_level} stays"
+        ));
+    }
+    supported
 }
 
 /// Δ as the paper writes it: `4.8×` for a gain, `-16%` for a loss.

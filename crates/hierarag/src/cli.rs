@@ -626,9 +626,13 @@ pub struct EvaluateArgs {
   Δ         DiscPow / DiscPow of the next coarser level (4.8× or −16%)
   ρ         per split: σ_sib / (δ_vert + ε), σ_sib the std of the children's means,
             δ_vert |parent mean − mean of the children's means|; > 2 well calibrated, < 1 poor
+  noise     beside them: the noise floor (the DiscPow chance alone gives at these sizes), the
+            corrected DiscPow (noise taken out) and Δ corrected; per split the σ_sib floor,
+            the chance of ρ with the children's labels shuffled, and the label against chance
 Intervals are bootstrap percentile intervals (resampling within categories); the DiscPow
 p-value comes from shuffling category labels within the level. The recommended level of a
-dimension is the finest reached by steps whose DiscPow gain is supported by the interval of Δ."
+dimension is the finest reached by steps whose DiscPow gain is supported by the interval of Δ
+and holds beyond the noise (the interval of Δ corrected)."
 )]
 pub struct AnalyzeArgs {
     /// A run directory: reads benchmark.jsonl, scores.jsonl, answers.jsonl (optional, for
