@@ -3,7 +3,7 @@
 use hierarag_analysis::{Analysis, Estimate};
 use hierarag_taxonomy::Granularity;
 
-use crate::svg::{self, ChartOptions, Group, Point, Series, Threshold};
+use crate::svg::{self, Band, ChartOptions, Group, Point, Series, Threshold};
 
 fn point(label: &str, estimate: Option<&Estimate>) -> Point {
     let mut point = Point::new(label, estimate.map(|e| e.value));
@@ -36,15 +36,29 @@ pub(crate) fn discpow(analysis: &Analysis) -> Option<String> {
         .iter()
         .map(|g| g.as_str().to_owned())
         .collect();
+    // Under each line, the noise floor: the DiscPow chance alone gives at that level.
+    let bands: Vec<Band> = series
+        .iter()
+        .map(|s| Band {
+            series: s.name.clone(),
+            points: analysis
+                .levels
+                .iter()
+                .filter(|l| l.dimension == s.name)
+                .filter(|l| s.points.iter().any(|p| p.label == l.level.as_str()))
+                .map(|l| Point::new(l.level.as_str(), l.discpow_noise_floor))
+                .collect(),
+        })
+        .collect();
     let mut options = ChartOptions::new(
         format!(
-            "DiscPow of {} against granularity",
+            "DiscPow of {} against granularity (shaded: the noise floor)",
             analysis.settings.metric.mean_label()
         ),
         "DiscPow (std of category means)",
     );
     options.y_min = Some(0.0);
-    Some(svg::line_chart(&x, &series, &options))
+    Some(svg::line_chart_with_bands(&x, &series, &bands, &options))
 }
 
 /// Category means of the analysed metric with intervals for one dimension, a group per level.

@@ -88,6 +88,16 @@ pub struct Series {
     pub points: Vec<Point>,
 }
 
+/// A shaded area under a series of a line chart, from the bottom of the plot to each point's
+/// value (for example the noise floor under a DiscPow line), in the series' colour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    /// The [`Series::name`] whose colour the band takes; a band without its series is not drawn.
+    pub series: String,
+    /// The band's top edge, matched to the x labels by [`Point::label`]; intervals are ignored.
+    pub points: Vec<Point>,
+}
+
 /// A labelled run of points in a dot chart; groups are separated by a gap and a divider, and
 /// the group label is written above its points.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,7 +192,18 @@ pub const PALETTE: [&str; 7] = [
 /// are placed by matching [`Point::label`] to `x_labels`; a point whose label is not among them
 /// is not drawn.
 pub fn line_chart(x_labels: &[String], series: &[Series], options: &ChartOptions) -> String {
-    lines_svg(Kind::Line, x_labels, series, options)
+    lines_svg(Kind::Line, x_labels, series, &[], options)
+}
+
+/// [`line_chart`] with shaded [`Band`]s under the lines, drawn first so that lines and points
+/// stay on top; the y axis covers the bands too.
+pub fn line_chart_with_bands(
+    x_labels: &[String],
+    series: &[Series],
+    bands: &[Band],
+    options: &ChartOptions,
+) -> String {
+    lines_svg(Kind::Line, x_labels, series, bands, options)
 }
 
 /// Draws one dot per category with its confidence-interval whisker, the categories grouped
@@ -311,7 +332,7 @@ pub fn dot_chart(groups: &[Group], thresholds: &[Threshold], options: &ChartOpti
 /// is one level of factor A, drawn as a line with a dot and confidence-interval whisker per
 /// level of B. Parallel lines mean no interaction. Laid out like [`line_chart`].
 pub fn interaction_plot(x_labels: &[String], lines: &[Series], options: &ChartOptions) -> String {
-    lines_svg(Kind::Interaction, x_labels, lines, options)
+    lines_svg(Kind::Interaction, x_labels, lines, &[], options)
 }
 
 /// Ticks for an axis covering `low..=high`: about `target_count` of them (at least 2), spaced
@@ -757,7 +778,13 @@ fn truncate(text: &str, max_chars: usize) -> String {
 }
 
 /// Draws a line chart or interaction plot.
-fn lines_svg(kind: Kind, x_labels: &[String], series: &[Series], options: &ChartOptions) -> String {
+fn lines_svg(
+    kind: Kind,
+    x_labels: &[String],
+    series: &[Series],
+    bands: &[Band],
+    options: &ChartOptions,
+) -> String {
     let slots: Vec<Slot> = x_labels
         .iter()
         .enumerate()
@@ -783,7 +810,31 @@ fn lines_svg(kind: Kind, x_labels: &[String], series: &[Series], options: &Chart
         })
         .collect();
     let n_drawn = marks.iter().flatten().flatten().count();
-    let extent = extent(marks.iter().flatten().flatten().flat_map(Mark::span));
+    // Each band's top edge at each x label, for the bands whose series is drawn.
+    let band_tops: Vec<(usize, Vec<Option<f64>>)> = bands
+        .iter()
+        .filter_map(|band| {
+            let index = series.iter().position(|s| s.name == band.series)?;
+            let tops = x_labels
+                .iter()
+                .map(|label| {
+                    band.points
+                        .iter()
+                        .find(|point| &point.label == label)
+                        .and_then(|point| point.value)
+                        .filter(|value| value.is_finite())
+                })
+                .collect();
+            Some((index, tops))
+        })
+        .collect();
+    let extent = extent(
+        marks.iter().flatten().flatten().flat_map(Mark::span).chain(
+            band_tops
+                .iter()
+                .flat_map(|(_, tops)| tops.iter().flatten().copied()),
+        ),
+    );
     let what = if options.y_label.is_empty() {
         "values"
     } else {
@@ -815,6 +866,16 @@ fn lines_svg(kind: Kind, x_labels: &[String], series: &[Series], options: &Chart
     let layout = Layout::new(&frame, options);
     let mut svg = open_chart(&frame, &layout, options);
     open_plot_area(&mut svg, &layout);
+    for (index, tops) in &band_tops {
+        draw_band(
+            &mut svg,
+            &layout,
+            &frame.slots,
+            tops,
+            &series[*index].name,
+            *index,
+        );
+    }
     let (radius, cap) = mark_sizes(layout.unit_w, series.len());
     // Series are nudged apart so that whiskers at the same category stay visible.
     let nudge = (layout.unit_w * 0.4 / series.len().max(1) as f64).min(7.0);
@@ -868,6 +929,52 @@ fn lines_svg(kind: Kind, x_labels: &[String], series: &[Series], options: &Chart
     close_plot_area(&mut svg, &layout, n_drawn == 0);
     svg.push_str("</svg>\n");
     svg
+}
+
+/// One band: an area from the plot's bottom to `tops` over each run of consecutive x labels
+/// that have a value (a lone value gets a strip half a category wide).
+fn draw_band(
+    svg: &mut String,
+    layout: &Layout,
+    slots: &[Slot],
+    tops: &[Option<f64>],
+    series: &str,
+    index: usize,
+) {
+    let bottom = px(layout.y1);
+    let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut run: Vec<(f64, f64)> = Vec::new();
+    for (slot, top) in slots.iter().zip(tops) {
+        match top {
+            Some(top) => run.push((layout.x(slot.unit), layout.y(*top))),
+            None if !run.is_empty() => runs.push(std::mem::take(&mut run)),
+            None => {}
+        }
+    }
+    if !run.is_empty() {
+        runs.push(run);
+    }
+    for run in runs {
+        let mut path = String::new();
+        let points: Vec<(f64, f64)> = match run.as_slice() {
+            [(x, y)] => {
+                let half = layout.unit_w * 0.25;
+                vec![(x - half, *y), (x + half, *y)]
+            }
+            _ => run,
+        };
+        let _ = write!(path, "M{},{bottom}", px(points[0].0));
+        for (x, y) in &points {
+            let _ = write!(path, " L{},{}", px(*x), px(*y));
+        }
+        let _ = write!(path, " L{},{bottom} Z", px(points[points.len() - 1].0));
+        emit!(
+            svg,
+            r#"<path class="band" data-series="{}" d="{path}" fill="{}" fill-opacity="0.15" stroke="none"/>"#,
+            SvgText(series),
+            colour(index),
+        );
+    }
 }
 
 /// Dot radius and whisker cap half-width for categories `unit_w` pixels wide.

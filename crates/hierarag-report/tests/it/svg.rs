@@ -2,8 +2,8 @@
 //! deterministic bytes, nice ticks that cover the data, and readable long category labels.
 
 use hierarag_report::svg::{
-    ChartOptions, Group, Point, Series, Threshold, dot_chart, interaction_plot, line_chart,
-    nice_ticks,
+    Band, ChartOptions, Group, Point, Series, Threshold, dot_chart, interaction_plot, line_chart,
+    line_chart_with_bands, nice_ticks,
 };
 
 const SCRIPT: &str = "<script>alert(1)</script>";
@@ -641,4 +641,71 @@ fn many_series_get_distinct_colours_then_dashes() {
     distinct.dedup();
     assert_eq!(distinct.len(), 9, "{strokes:?}");
     assert_eq!(count(&doc, "g", "legend-item"), 9);
+}
+
+#[test]
+fn bands_shade_under_their_series_and_stretch_the_axis() {
+    let (x_labels, series) = discpow_series();
+    let bands = vec![
+        // Above every value of the data: the axis must grow to show it.
+        Band {
+            series: "question type".to_owned(),
+            points: vec![
+                point("coarse", Some(0.2), None),
+                point("medium", Some(1.5), None),
+                point("fine", Some(0.3), None),
+            ],
+        },
+        // One value only: a strip.
+        Band {
+            series: "user persona".to_owned(),
+            points: vec![point("fine", Some(0.1), None), point("medium", None, None)],
+        },
+        // No such series: nothing drawn.
+        Band {
+            series: "<no such series>".to_owned(),
+            points: vec![point("coarse", Some(0.5), None)],
+        },
+    ];
+    let svg = line_chart_with_bands(&x_labels, &series, &bands, &options("bands"));
+    let doc = parse(&svg);
+    assert_eq!(count(&doc, "path", "band"), 2, "{svg}");
+    let band_paths: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("path") && has_class(n, "band"))
+        .collect();
+    assert_eq!(
+        band_paths[0].attribute("data-series"),
+        Some("question type")
+    );
+    // Each band is closed along the bottom: 3 tops and 2 bottom corners, or 2 and 2 for a strip.
+    let corners = |n: &roxmltree::Node| n.attribute("d").unwrap().matches(['M', 'L']).count();
+    assert_eq!(corners(&band_paths[0]), 5);
+    assert_eq!(corners(&band_paths[1]), 4);
+    // The band's colour is its series' line colour.
+    let line = doc
+        .descendants()
+        .find(|n| {
+            has_class(n, "series-line") && n.attribute("data-series") == Some("question type")
+        })
+        .unwrap();
+    assert_eq!(band_paths[0].attribute("fill"), line.attribute("stroke"));
+    // The bands come before the lines, so lines and points are drawn over them.
+    assert!(svg.find("class=\"band\"").unwrap() < svg.find("class=\"series-line\"").unwrap());
+    // The y axis reaches the band's top of 1.5 (the data alone stop at 0.92).
+    let ticks: Vec<f64> = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("text")
+                && has_class(n, "tick")
+                && n.attribute("text-anchor") == Some("end")
+        })
+        .filter_map(|n| n.text()?.parse().ok())
+        .collect();
+    assert!(ticks.iter().any(|&t| t >= 1.5), "{ticks:?}");
+    // Without bands the chart is the plain line chart, byte for byte.
+    assert_eq!(
+        line_chart_with_bands(&x_labels, &series, &[], &options("bands")),
+        line_chart(&x_labels, &series, &options("bands"))
+    );
 }
