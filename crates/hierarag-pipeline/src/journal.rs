@@ -63,8 +63,8 @@ impl Journal {
         path: &Path,
         id_field: &'static str,
     ) -> Result<(Journal, Vec<Line>), PipelineError> {
-        let dropped_tail = repair_tail(path)?;
-        let (_, lines) = read_lines(path, id_field)?;
+        let (bytes, dropped_tail) = repair_tail(path)?;
+        let lines = lines_of(path, &bytes, id_field)?;
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -163,12 +163,12 @@ fn record_id<'a>(value: &'a Value, id_field: &str) -> Option<&'a str> {
     value.get(id_field).and_then(Value::as_str)
 }
 
-/// Cuts a torn last line (no final newline, or not JSON) off `path`; returns the bytes cut.
-/// A missing file is fine.
-fn repair_tail(path: &Path) -> Result<usize, PipelineError> {
+/// Cuts a torn last line (no final newline, or not JSON) off `path`; returns the bytes kept
+/// and the number cut. A missing file is fine (no bytes).
+fn repair_tail(path: &Path) -> Result<(Vec<u8>, usize), PipelineError> {
     let mut file = match OpenOptions::new().read(true).write(true).open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
         Err(e) => return Err(PipelineError::io(path, e)),
     };
     let mut bytes = Vec::new();
@@ -193,7 +193,9 @@ fn repair_tail(path: &Path) -> Result<usize, PipelineError> {
             .and_then(|()| file.sync_all())
             .map_err(|e| PipelineError::io(path, e))?;
     }
-    Ok(bytes.len() - keep)
+    let cut = bytes.len() - keep;
+    bytes.truncate(keep);
+    Ok((bytes, cut))
 }
 
 /// Every line of a JSONL file as a JSON value; a line that does not parse is an error naming
@@ -325,6 +327,13 @@ fn read_lines(path: &Path, field: &str) -> Result<(Vec<u8>, Vec<Line>), Pipeline
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(PipelineError::io(path, e)),
     };
+    let lines = lines_of(path, &bytes, field)?;
+    Ok((bytes, lines))
+}
+
+/// The non-blank lines of `bytes` (the contents of `path`), each checked to be JSON, with
+/// the string value of their top-level `field`.
+fn lines_of(path: &Path, bytes: &[u8], field: &str) -> Result<Vec<Line>, PipelineError> {
     let mut lines = Vec::new();
     let mut start = 0;
     let mut number = 0;
@@ -358,7 +367,7 @@ fn read_lines(path: &Path, field: &str) -> Result<(Vec<u8>, Vec<Line>), Pipeline
         }
         start = next;
     }
-    Ok((bytes, lines))
+    Ok(lines)
 }
 
 /// The string value of the top-level `field` of one JSON line (`None` when the line is not

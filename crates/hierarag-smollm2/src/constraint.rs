@@ -173,28 +173,9 @@ mod tests {
         Some(complete)
     }
 
+    /// The generator's own schema, one candidate.
     fn candidates_schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "candidates": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": 2,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "question": {"type": "string"},
-                            "answer": {"type": "string"}
-                        },
-                        "required": ["question", "answer"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["candidates"],
-            "additionalProperties": false
-        })
+        hierarag_generate::prompt::candidates_schema(1).schema
     }
 
     #[test]
