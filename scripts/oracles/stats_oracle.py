@@ -29,7 +29,11 @@ the reference packages compute. One case per line, grouped by function:
   paper-like 17 and 18 of 60 against 1/8 and 2/8;
 - `percentile`: `numpy.percentile(values, q)`; `interval`: `numpy.percentile` of the finite
   replicates at 50(1 - level) and 50(1 + level) (NaN replicates are written as null);
-- `permutation`: (1 + sum(null >= observed)) / (1 + len(null)) in numpy.
+- `permutation`: (1 + sum(null >= observed)) / (1 + len(null)) in numpy;
+- `holm`: statsmodels `multipletests(p, method="holm")[1]` of 1 to 40 p-values (ties, values
+  near 1, tiny ones), and `bootstrap_p`: min(1, 2 * mean(finite <= null)) in numpy. These draw
+  from their own generator (`default_rng(SEED + 1)`) so that adding them left the earlier cases'
+  bytes as they were.
 
 `crates/hierarag-stats/tests/oracle.rs` reads the file (no Python at test time) and requires our
 values to equal these. Rerun this script after changing the cases or the pinned package versions
@@ -54,6 +58,7 @@ from sklearn.metrics import cohen_kappa_score, mutual_info_score, normalized_mut
 from sklearn.metrics.cluster import entropy as sklearn_entropy
 from statsmodels.formula.api import ols
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+from statsmodels.stats.multitest import multipletests
 
 DEFAULT_OUT_DIR = Path(__file__).resolve().parents[2] / "crates/hierarag-stats/tests/data"
 SEED = 20260412
@@ -380,6 +385,36 @@ def permutation_cases(rng):
     return cases
 
 
+def holm_cases(rng):
+    cases = []
+    for case_id, p in [
+            ("one", np.array([0.03])),
+            ("by_hand", np.array([0.03, 0.01, 0.5, 0.02])),
+            ("ties", np.array([0.01, 0.01, 0.04, 0.04, 0.2])),
+            ("near_one", np.array([0.6, 0.9, 0.99, 1.0])),
+            ("tiny", np.array([1e-12, 3e-8, 0.002, 0.049, 0.051])),
+            ("uniform_6", rng.uniform(0, 1, 6)),
+            ("mixed_40", np.concatenate([rng.uniform(0, 0.01, 10), rng.uniform(0, 1, 30)]))]:
+        adjusted = multipletests(p, alpha=0.05, method="holm")[1]
+        cases.append({"id": case_id, "p": floats(p), "adjusted": floats(adjusted)})
+    return cases
+
+
+def bootstrap_p_cases(rng):
+    cases = []
+    for case_id, replicates, null in [
+            ("ratio_above_one", rng.normal(1.6, 0.3, 1000), 1.0),
+            ("ratio_around_one", rng.normal(1.05, 0.2, 1000), 1.0),
+            ("all_below", rng.normal(-3, 0.1, 200), 0.0),
+            ("ties_at_null", np.array([0.0, 0.0, 0.1, 0.2, 0.3, np.nan, np.inf]), 0.0)]:
+        finite = replicates[np.isfinite(replicates)]
+        p = min(1.0, 2 * np.mean(finite <= null))
+        cases.append({"id": case_id, "replicates": floats(np.where(np.isinf(replicates),
+                                                                     np.nan, replicates)),
+                      "null": null, "p": float(p)})
+    return cases
+
+
 def build():
     rng = np.random.default_rng(SEED)
     return {
@@ -400,6 +435,8 @@ def build():
         "percentile": percentile_cases(rng),
         "interval": interval_cases(rng),
         "permutation": permutation_cases(rng),
+        "holm": holm_cases(np.random.default_rng(SEED + 1)),
+        "bootstrap_p": bootstrap_p_cases(np.random.default_rng(SEED + 1)),
     }
 
 

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::input::Settings;
 use crate::levels::{LevelGroup, interval, label_means};
 use crate::model::{
-    Calibration, Delta, DimensionSummary, Estimate, LevelStats, Recommendation, SplitStats,
+    Calibration, Delta, DimensionSummary, Estimate, LevelStats, Recommendation, SplitStats, Step,
 };
 use crate::noise::NoiseModel;
 
@@ -47,7 +47,7 @@ recommendation compare one set per level, so they are left out for this dimensio
     found
 }
 
-/// Δ of each level against the next coarser level present.
+/// Δ of each level against the next coarser level present, with its bootstrap p-values.
 pub(crate) fn deltas(
     groups: &[LevelGroup<'_>],
     stats_of: &mut [LevelStats],
@@ -61,15 +61,16 @@ pub(crate) fn deltas(
             continue;
         };
         let ratio = lower.value / upper.value;
-        let replicates = groups[coarse]
+        let replicates: Vec<f64> = groups[coarse]
             .replicates
             .iter()
             .zip(&groups[fine].replicates)
             .map(|(c, f)| {
                 stats::std_dev(f, settings.ddof).unwrap_or(f64::NAN)
                     / stats::std_dev(c, settings.ddof).unwrap_or(f64::NAN)
-            });
-        let corrected = corrected_delta(
+            })
+            .collect();
+        let (corrected, p_corrected) = corrected_delta(
             &groups[coarse],
             &groups[fine],
             &stats_of[coarse],
@@ -80,42 +81,57 @@ pub(crate) fn deltas(
             against: coarse_level,
             ratio: Estimate {
                 value: ratio,
-                ci: interval(replicates, settings),
+                ci: interval(replicates.iter().copied(), settings),
             },
             corrected,
+            p: stats::bootstrap_p(&replicates, 1.0),
+            p_corrected,
         });
     }
 }
 
-/// Δ of the noise-corrected DiscPows, with its interval from the same replicates; None when the
-/// coarser level's corrected DiscPow is zero (all of its spread is noise).
+/// Δ of the noise-corrected DiscPows, with its interval and p-value from the same replicates.
+/// When the coarser level's corrected DiscPow is zero (all of its spread is noise) there is no
+/// ratio, and the p-value is that of the finer level's corrected DiscPow being zero too.
 fn corrected_delta(
     coarse: &LevelGroup<'_>,
     fine: &LevelGroup<'_>,
     coarse_stats: &LevelStats,
     fine_stats: &LevelStats,
     settings: &Settings,
-) -> Option<Estimate> {
-    let upper = coarse_stats.discpow_corrected?;
-    let lower = fine_stats.discpow_corrected?;
-    if upper.value <= 0.0 {
-        return None;
-    }
-    let (coarse_noise, fine_noise) = (coarse.noise(settings)?, fine.noise(settings)?);
+) -> (Option<Estimate>, Option<f64>) {
+    let (Some(upper), Some(lower)) = (coarse_stats.discpow_corrected, fine_stats.discpow_corrected)
+    else {
+        return (None, None);
+    };
+    let (Some(coarse_noise), Some(fine_noise)) = (coarse.noise(settings), fine.noise(settings))
+    else {
+        return (None, None);
+    };
     let corrected = |noise: &NoiseModel, means: &[f64]| {
         stats::std_dev(means, settings.ddof)
             .and_then(|sd| noise.corrected(sd, settings.ddof))
             .unwrap_or(f64::NAN)
     };
-    let replicates = coarse
+    if upper.value <= 0.0 {
+        let finer: Vec<f64> = fine
+            .replicates
+            .iter()
+            .map(|f| corrected(&fine_noise, f))
+            .collect();
+        return (None, stats::bootstrap_p(&finer, 0.0));
+    }
+    let replicates: Vec<f64> = coarse
         .replicates
         .iter()
         .zip(&fine.replicates)
-        .map(|(c, f)| corrected(&fine_noise, f) / corrected(&coarse_noise, c));
-    Some(Estimate {
+        .map(|(c, f)| corrected(&fine_noise, f) / corrected(&coarse_noise, c))
+        .collect();
+    let estimate = Estimate {
         value: lower.value / upper.value,
-        ci: interval(replicates, settings),
-    })
+        ci: interval(replicates.iter().copied(), settings),
+    };
+    (Some(estimate), stats::bootstrap_p(&replicates, 1.0))
 }
 
 /// σ_sib, δ_vert and ρ of a parent mean and its children's means.
@@ -303,14 +319,13 @@ pub(crate) fn splits(
     out
 }
 
-/// Mean ρ and the recommended level of one dimension.
+/// Mean ρ of one dimension; its recommendation comes from [`recommend_all`], which sees every
+/// dimension.
 pub(crate) fn summary(
     taxonomy: &Taxonomy,
     dimension: &str,
-    stats_of: &[LevelStats],
     levels: &[(Granularity, usize)],
     splits: &[SplitStats],
-    settings: &Settings,
 ) -> DimensionSummary {
     let rhos: Vec<f64> = splits.iter().map(|s| s.rho.value).collect();
     DimensionSummary {
@@ -320,152 +335,252 @@ pub(crate) fn summary(
             .map_or_else(|| dimension.to_owned(), |d| d.name.clone()),
         levels: levels.iter().map(|(l, _)| *l).collect(),
         mean_rho: stats::mean(&rhos),
-        recommendation: recommend(stats_of, levels, settings),
+        recommendation: None,
     }
 }
 
-/// The finest level reached by steps whose DiscPow gain over the coarser level is supported
-/// by the interval of Δ (its lower bound above 1); without intervals, by the point estimate.
+/// The p-value of one step: the larger of Δ's and Δ corrected's (a step must pass both), 1
+/// where a point estimate shows no gain. None without the bootstrap or without Δ.
+fn step_p(coarser: &LevelStats, finer: &LevelStats) -> Option<f64> {
+    let delta = finer.delta?;
+    let mut p = delta.p?;
+    if delta.ratio.value <= 1.0 {
+        p = 1.0;
+    }
+    if coarser.discpow_corrected.is_some() && finer.discpow_corrected.is_some() {
+        let no_corrected_gain = match delta.corrected {
+            Some(ratio) => ratio.value <= 1.0,
+            None => finer.discpow_corrected.is_some_and(|c| c.value <= 0.0),
+        };
+        let corrected = if no_corrected_gain {
+            1.0
+        } else {
+            delta.p_corrected.unwrap_or(1.0)
+        };
+        p = p.max(corrected);
+    }
+    Some(p)
+}
+
+/// The recommended level of every dimension (`dimensions[d]`: its levels present, coarse
+/// first), holding the family-wise error rate at 1 − confidence over every step tested.
+///
+/// A step from a level to the next finer one is tested by its p-value ([`step_p`]: the gain
+/// in DiscPow and the gain once the noise is taken out must both be beyond chance), made no
+/// smaller than the previous step's so that a finer level is only reached through the coarser
+/// one. Holm's adjustment runs over the steps of all dimensions together; a dimension walks
+/// down while its steps' adjusted p-values are below 1 − confidence. Without the bootstrap
+/// there are no p-values: steps are judged on the point estimates, without error control.
+pub(crate) fn recommend_all(
+    stats_of: &[LevelStats],
+    dimensions: &[Vec<(Granularity, usize)>],
+    settings: &Settings,
+) -> Vec<Option<Recommendation>> {
+    let chains: Vec<Vec<Option<f64>>> = dimensions
+        .iter()
+        .map(|levels| {
+            let mut previous: Option<f64> = Some(0.0);
+            levels
+                .windows(2)
+                .map(|pair| {
+                    let p = previous.and_then(|before| {
+                        step_p(&stats_of[pair[0].1], &stats_of[pair[1].1]).map(|p| p.max(before))
+                    });
+                    previous = p;
+                    p
+                })
+                .collect()
+        })
+        .collect();
+    let family: Vec<f64> = chains.iter().flatten().flatten().copied().collect();
+    let adjusted = stats::holm(&family);
+    let mut adjusted = adjusted.into_iter();
+    let comparisons = family.len();
+    dimensions
+        .iter()
+        .zip(&chains)
+        .map(|(levels, chain)| {
+            let chain: Vec<(Option<f64>, Option<f64>)> = chain
+                .iter()
+                .map(|p| (*p, p.and_then(|_| adjusted.next())))
+                .collect();
+            recommend(
+                stats_of,
+                levels,
+                &chain,
+                comparisons,
+                dimensions.len(),
+                settings,
+            )
+        })
+        .collect()
+}
+
+/// The finest level of one dimension reached by steps whose adjusted p-value is below
+/// 1 − confidence (`chain[i]`: the p-value and adjusted p-value of step i).
 fn recommend(
     stats_of: &[LevelStats],
     levels: &[(Granularity, usize)],
+    chain: &[(Option<f64>, Option<f64>)],
+    comparisons: usize,
+    n_dimensions: usize,
     settings: &Settings,
 ) -> Option<Recommendation> {
     let (first_level, first) = *levels.first()?;
+    let alpha = 1.0 - settings.confidence;
     let pct = format!("{:.0}%", settings.confidence * 100.0);
-    let mut chosen = first_level;
-    let mut reasons: Vec<String> = Vec::new();
+    let recommendation = |level, reason| Recommendation {
+        level,
+        reason,
+        comparisons,
+        steps: Vec::new(),
+    };
     let Some(first_discpow) = stats_of[first].discpow else {
-        return Some(Recommendation {
-            level: first_level,
-            reason: format!(
+        return Some(recommendation(
+            first_level,
+            format!(
                 "{first_level}: DiscPow cannot be computed (fewer than two categories with \
 questions), so finer levels cannot be compared with it"
             ),
-        });
+        ));
     };
     if levels.len() == 1 {
-        return Some(Recommendation {
-            level: first_level,
-            reason: format!(
+        return Some(recommendation(
+            first_level,
+            format!(
                 "only the {first_level} level was generated (DiscPow {:.3}); generate the other \
 levels (design rq2) to compare granularities",
                 first_discpow.value
             ),
-        });
+        ));
     }
-    let mut previous = first_discpow;
-    let mut previous_level = first_level;
-    let mut previous_index = first;
-    for &(level, index) in &levels[1..] {
+    let mut chosen = first_level;
+    let mut reasons: Vec<String> = Vec::new();
+    let mut steps = Vec::new();
+    let mut walking = true;
+    for (pair, &(p, p_adjusted)) in levels.windows(2).zip(chain) {
+        let ((previous_level, previous), (level, index)) = (pair[0], pair[1]);
         let (Some(discpow), Some(delta)) = (stats_of[index].discpow, stats_of[index].delta) else {
-            reasons.push(format!(
-                "{level}: DiscPow cannot be computed; stop at {chosen}"
-            ));
-            break;
+            if walking {
+                reasons.push(format!(
+                    "{level}: DiscPow cannot be computed; stop at {chosen}"
+                ));
+            }
+            walking = false;
+            continue;
         };
-        let head = format!(
-            "{level}: DiscPow {:.3} vs {:.3} at {previous_level} (Δ {})",
+        let previous_discpow = stats_of[previous].discpow.map_or(f64::NAN, |d| d.value);
+        let mut text = format!(
+            "{level}: DiscPow {:.3} vs {previous_discpow:.3} at {previous_level} (Δ {}",
             discpow.value,
-            previous.value,
             format_delta(delta.ratio.value)
         );
-        let supported = match delta.ratio.ci {
-            Some([lo, hi]) => {
-                let ci = format!("{pct} CI {}–{}", format_ratio(lo), format_ratio(hi));
-                if lo > 1.0 {
-                    reasons.push(format!("{head}, {ci}: the gain is supported"));
-                    true
-                } else if delta.ratio.value > 1.0 {
-                    reasons.push(format!(
-                        "{head}, {ci}: the interval includes no gain, so {previous_level} stays"
-                    ));
-                    false
-                } else {
-                    reasons.push(format!("{head}, {ci}: no gain, so {previous_level} stays"));
-                    false
+        if let Some([lo, hi]) = delta.ratio.ci {
+            text.push_str(&format!(
+                ", {pct} CI {}–{}",
+                format_ratio(lo),
+                format_ratio(hi)
+            ));
+        }
+        match (delta.corrected, stats_of[index].discpow_corrected) {
+            (Some(corrected), _) => {
+                text.push_str(&format!("; Δ corrected {}", format_delta(corrected.value)));
+                if let Some([lo, hi]) = corrected.ci {
+                    text.push_str(&format!(", CI {}–{}", format_ratio(lo), format_ratio(hi)));
                 }
             }
-            None => {
-                let gain = delta.ratio.value > 1.0;
-                reasons.push(format!(
-                    "{head}, judged on the point estimate (bootstrap off): {}",
-                    if gain { "a gain" } else { "no gain" }
+            (None, Some(corrected)) if stats_of[previous].discpow_corrected.is_some() => {
+                text.push_str(&format!(
+                    "; corrected DiscPow {:.3}, none at {previous_level}",
+                    corrected.value
                 ));
-                gain
             }
-        };
-        if !supported {
-            break;
+            _ => {}
         }
-        if !beyond_noise(
-            &stats_of[previous_index],
-            &stats_of[index],
-            &pct,
-            reasons.last_mut().expect("the step's reason was written"),
-        ) {
-            break;
+        text.push(')');
+        let taken = walking
+            && match (p, p_adjusted) {
+                (Some(p), Some(q)) => {
+                    let verdict = if q < alpha {
+                        "the gain is supported".to_owned()
+                    } else {
+                        format!(
+                            "not below {}, so the gain may be chance or noise and \
+{previous_level} stays",
+                            format_p(alpha)
+                        )
+                    };
+                    text.push_str(&format!(
+                        ": p {}, {} after Holm over {comparisons} step{}: {verdict}",
+                        format_p(p),
+                        format_p(q),
+                        if comparisons == 1 { "" } else { "s" },
+                    ));
+                    q < alpha
+                }
+                _ => {
+                    let corrected_gain = match delta.corrected {
+                        Some(corrected) => corrected.value > 1.0,
+                        None => stats_of[index]
+                            .discpow_corrected
+                            .is_none_or(|c| c.value > 0.0),
+                    };
+                    let gain = delta.ratio.value > 1.0 && corrected_gain;
+                    text.push_str(&format!(
+                        ", judged on the point estimates (bootstrap off, so no error control): \
+{}",
+                        if gain { "a gain" } else { "no gain" }
+                    ));
+                    gain
+                }
+            };
+        steps.push(Step {
+            level,
+            against: previous_level,
+            p,
+            p_adjusted,
+            taken,
+        });
+        if walking {
+            reasons.push(text);
         }
-        chosen = level;
-        previous = discpow;
-        previous_index = index;
-        previous_level = level;
+        walking = taken;
+        if taken {
+            chosen = level;
+        }
+    }
+    if comparisons > 0 {
+        reasons.push(format!(
+            "{comparisons} step{} tested over {n_dimensions} dimension{}, so the chance that any \
+is taken without a real gain is at most {}",
+            if comparisons == 1 { "" } else { "s" },
+            if n_dimensions == 1 { "" } else { "s" },
+            format_percent(alpha)
+        ));
     }
     Some(Recommendation {
         level: chosen,
         reason: reasons.join("; "),
+        comparisons,
+        steps,
     })
 }
 
-/// The second condition of a step: the gain holds once the sampling noise is taken out. Δ
-/// corrected's interval must lie above 1 (without intervals, Δ corrected > 1); when the
-/// coarser level's corrected DiscPow is 0 (all its spread is noise), the finer level's corrected
-/// DiscPow must be above 0 (its interval's lower bound). Without a corrected DiscPow (a category
-/// with one question) the step stands on Δ alone. Completes the step's reason `last` and says
-/// whether the step is taken.
-fn beyond_noise(coarser: &LevelStats, finer: &LevelStats, pct: &str, last: &mut String) -> bool {
-    let (Some(delta), Some(corrected), Some(_)) = (
-        finer.delta,
-        finer.discpow_corrected,
-        coarser.discpow_corrected,
-    ) else {
-        return true;
-    };
-    let previous_level = coarser.level;
-    let (what, lo, value) = match delta.corrected {
-        Some(ratio) => (
-            format!("Δ corrected {}", format_delta(ratio.value)),
-            ratio.ci.map(|[lo, _]| lo),
-            ratio.value,
-        ),
-        // The coarser level's corrected DiscPow is 0: compare with no spread at all.
-        None => (
-            format!(
-                "corrected DiscPow {:.3} (none at {previous_level})",
-                corrected.value
-            ),
-            corrected.ci.map(|[lo, _]| lo + 1.0),
-            corrected.value + 1.0,
-        ),
-    };
-    let supported = match lo {
-        Some(lo) => lo > 1.0,
-        None => value > 1.0,
-    };
-    if supported {
-        last.push_str(&format!(", and {what} is above the noise"));
+fn format_p(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
     } else {
-        last.truncate(last.rfind(':').unwrap_or(last.len()));
-        let bound = match lo {
-            Some(_) => format!("its {pct} interval"),
-            None => "its point estimate".to_owned(),
-        };
-        last.push_str(&format!(
-            ": the gain is within the sampling noise ({what}, {bound} includes no gain beyond \
-noise), so {previous_level} stays"
-        ));
+        format!("{p:.3}")
     }
-    supported
+}
+
+fn format_percent(share: f64) -> String {
+    let pct = share * 100.0;
+    if (pct - pct.round()).abs() < 1e-9 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct}%")
+    }
 }
 
 /// Δ as the paper writes it: `4.8×` for a gain, `-16%` for a loss.

@@ -57,6 +57,7 @@ mod levels;
 mod means;
 mod model;
 mod noise;
+mod power;
 mod validation;
 
 use std::collections::BTreeMap;
@@ -68,8 +69,9 @@ pub use input::{Metric, Observation, Scores, Settings, Texts};
 pub use model::{
     Analysis, Anova, AnovaTerm, Calibration, CategoryStats, Counts, Delta, DimensionSummary,
     Effect, Estimate, Factor, Factorial, FactorialCell, Gap, LeftOut, LevelStats, Marginal, Means,
-    Recommendation, SplitStats, Table1Row, Table2Row, Table3Block, Table3Row,
+    Recommendation, SplitStats, Step, Table1Row, Table2Row, Table3Block, Table3Row,
 };
+pub use power::{Detectable, PowerAnalysis, PowerSettings, StepPower, power};
 pub use validation::{
     Agreement, BaselineTest, CategoryAgreement, CoherenceLink, PairKappa, PickAgreement, Quality,
     ScaleAgreement, Share,
@@ -116,6 +118,7 @@ pub fn analyze(observations: &[Observation], taxonomy: &Taxonomy, settings: &Set
     }
     let mut splits = Vec::new();
     let mut dimensions = Vec::new();
+    let mut presents = Vec::new();
     for dimension in dimension_keys {
         let present = hierarchy::levels_of(&groups, dimension, &mut notes);
         if present.is_empty() {
@@ -127,12 +130,15 @@ pub fn analyze(observations: &[Observation], taxonomy: &Taxonomy, settings: &Set
         dimensions.push(hierarchy::summary(
             taxonomy,
             dimension,
-            &level_stats,
             &present,
             &dimension_splits,
-            settings,
         ));
         splits.extend(dimension_splits);
+        presents.push(present);
+    }
+    let recommendations = hierarchy::recommend_all(&level_stats, &presents, settings);
+    for (summary, recommendation) in dimensions.iter_mut().zip(recommendations) {
+        summary.recommendation = recommendation;
     }
 
     // Factorial sets.

@@ -145,6 +145,14 @@ pub struct Delta {
     /// The same ratio of the noise-corrected DiscPows (None when the coarser one is zero).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrected: Option<Estimate>,
+    /// The bootstrap p-value of "no gain" (ratio ≤ 1): twice the share of replicates at or
+    /// below 1 (None without the bootstrap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<f64>,
+    /// The same for the corrected ratio; when the coarser corrected DiscPow is zero, of "no
+    /// spread beyond noise at this level" (corrected DiscPow ≤ 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_corrected: Option<f64>,
 }
 
 /// How well a split's children subdivide their parent.
@@ -237,6 +245,29 @@ pub struct DimensionSummary {
 pub struct Recommendation {
     pub level: Granularity,
     pub reason: String,
+    /// Steps tested across every dimension of the analysis: the family whose error rate the
+    /// recommendation holds (Holm).
+    #[serde(default)]
+    pub comparisons: usize,
+    /// Each step down this dimension's levels, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Step>,
+}
+
+/// One step of a recommendation: from a level to the next finer one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub level: Granularity,
+    pub against: Granularity,
+    /// The step's p-value: the larger of Δ's and Δ corrected's, and never below the previous
+    /// step's (a finer level is only reached through the coarser one). None without the
+    /// bootstrap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<f64>,
+    /// `p` after Holm's adjustment over every step of every dimension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_adjusted: Option<f64>,
+    pub taken: bool,
 }
 
 /// Table 1: one coarse level.

@@ -662,3 +662,246 @@ fn rho_against_chance_labels_only_splits_above_noise_and_follows_the_seed() {
         analysis.splits.iter().map(|s| s.rho_p).collect::<Vec<_>>()
     );
 }
+
+/// Whether the first release's intervals and issue 17's corrected intervals both support the
+/// medium step of an analysis (the corrected DiscPow's above 0 when the coarse one is 0).
+fn intervals_support_the_step(analysis: &hierarag_analysis::Analysis) -> (bool, f64) {
+    let medium = &analysis.levels[1];
+    let delta = medium.delta.unwrap();
+    let [raw_lo, _] = delta.ratio.ci.unwrap();
+    let (corrected_lo, threshold) = match delta.corrected {
+        Some(ratio) => (ratio.ci.unwrap()[0], 1.0),
+        None => (medium.discpow_corrected.unwrap().ci.unwrap()[0], 0.0),
+    };
+    let margin = (raw_lo - 1.0).abs().min((corrected_lo - threshold).abs());
+    (raw_lo > 1.0 && corrected_lo > threshold, margin)
+}
+
+#[test]
+fn one_step_under_holm_agrees_with_the_intervals() {
+    // One dimension, one step: Holm over one comparison is the step's own p-value, and p < 5 %
+    // is the 95 % intervals lying above 1 (up to the interpolation between replicates).
+    let settings = Settings {
+        permutations: 0,
+        ..Settings::default()
+    };
+    let mut taken = 0;
+    for seed in 0..24u64 {
+        let medium_effect = 0.01 * (seed % 4) as f64;
+        let effect = move |category: &str| match category {
+            "simple" => 0.02,
+            "complex" => -0.02,
+            "single_fact" | "cross_section" => 0.02 + medium_effect,
+            _ => -0.02 - medium_effect,
+        };
+        let observations = simulated_qc(300 + seed, 60, effect);
+        let analysis = analyze(
+            &observations,
+            &Taxonomy::default_taxonomy(),
+            &Settings {
+                seed,
+                ..settings.clone()
+            },
+        );
+        let recommendation = analysis.dimensions[0].recommendation.as_ref().unwrap();
+        assert_eq!(recommendation.comparisons, 1);
+        let step = recommendation.steps[0];
+        assert_eq!(step.p, step.p_adjusted, "{recommendation:?}");
+        let (supported, margin) = intervals_support_the_step(&analysis);
+        if margin > 0.01 {
+            assert_eq!(
+                recommendation.level == Granularity::Medium,
+                supported,
+                "seed {seed}: {}",
+                recommendation.reason
+            );
+        }
+        assert_eq!(step.taken, recommendation.level == Granularity::Medium);
+        taken += usize::from(step.taken);
+    }
+    // Both outcomes occur, so the agreement was tested both ways.
+    assert!(taken > 0 && taken < 24, "{taken} of 24 steps taken");
+}
+
+/// Every rq2 dimension of the default taxonomy at coarse and medium, `n` questions a
+/// category, CS ~ N(0.7 + effect(dimension, category), 0.15).
+fn simulated_dimensions(
+    seed: u64,
+    n: usize,
+    dimensions: &[&str],
+    effect: impl Fn(&str, usize) -> f64,
+) -> Vec<Observation> {
+    use rand::SeedableRng;
+    let taxonomy = Taxonomy::default_taxonomy();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    for &key in dimensions {
+        let dimension = taxonomy.dimension(key).unwrap();
+        for level in [Granularity::Coarse, Granularity::Medium] {
+            for (k, category) in dimension
+                .level(level)
+                .unwrap()
+                .categories
+                .iter()
+                .enumerate()
+            {
+                let shift = if level == Granularity::Medium {
+                    effect(key, k)
+                } else {
+                    0.0
+                };
+                for i in 0..n {
+                    out.push(question(
+                        &format!("{key}-{level}-{}-{i}", category.name),
+                        &format!("{key}/{level}"),
+                        &[(key, level, &category.name)],
+                        normal(&mut rng, 0.7 + shift, 0.15),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_recommendation_holds_the_error_rate_over_every_dimension() {
+    // Two dimensions, one step each: Holm's family has two members. qc's medium level has a
+    // strong effect, at's none.
+    let observations = simulated_dimensions(5, 80, &["qc", "at"], |key, k| {
+        if key == "qc" {
+            [0.12, -0.12, 0.08, -0.08][k]
+        } else {
+            0.0
+        }
+    });
+    let settings = Settings {
+        permutations: 0,
+        ..Settings::default()
+    };
+    let analysis = analyze(&observations, &Taxonomy::default_taxonomy(), &settings);
+    let steps: Vec<_> = analysis
+        .dimensions
+        .iter()
+        .map(|d| d.recommendation.as_ref().unwrap())
+        .inspect(|r| assert_eq!(r.comparisons, 2, "{}", r.reason))
+        .map(|r| r.steps[0])
+        .collect();
+    let (qc, at) = (steps[0], steps[1]);
+    let (small, large) = if qc.p <= at.p { (qc, at) } else { (at, qc) };
+    // Holm by hand: the smaller p doubled; the larger kept, but never below the first.
+    let doubled = (2.0 * small.p.unwrap()).min(1.0);
+    assert!((small.p_adjusted.unwrap() - doubled).abs() < 1e-12);
+    let kept = large.p.unwrap().max(doubled).min(1.0);
+    assert!((large.p_adjusted.unwrap() - kept).abs() < 1e-12);
+    assert_eq!(
+        analysis.dimensions[0]
+            .recommendation
+            .as_ref()
+            .unwrap()
+            .level,
+        Granularity::Medium
+    );
+    assert_eq!(
+        analysis.dimensions[1]
+            .recommendation
+            .as_ref()
+            .unwrap()
+            .level,
+        Granularity::Coarse
+    );
+    let reason = &analysis.dimensions[0]
+        .recommendation
+        .as_ref()
+        .unwrap()
+        .reason;
+    assert!(reason.contains("after Holm over 2 steps"), "{reason}");
+    assert!(
+        reason.contains("2 steps tested over 2 dimensions"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn the_planner_predicts_the_power_of_the_analysis() {
+    use hierarag_analysis::{PowerSettings, power};
+    // A coarse effect of ±0.02 and ±0.03 more between each coarse category's children. The
+    // pilot is large, so the truth the planner takes from it is close to this one.
+    let effect = |category: &str| match category {
+        "simple" => 0.02,
+        "complex" => -0.02,
+        "single_fact" | "cross_section" => 0.05,
+        _ => -0.05,
+    };
+    let taxonomy = Taxonomy::default_taxonomy();
+    let settings = Settings {
+        bootstrap: 400,
+        permutations: 0,
+        ..Settings::default()
+    };
+    let planned = 50;
+    let pilot = simulated_qc(1, 1500, effect);
+    let plan = power(
+        &pilot,
+        &taxonomy,
+        &settings,
+        &PowerSettings {
+            simulations: 300,
+            bootstrap: 400,
+            per_category: Some(planned),
+            max_per_category: 2000,
+            ..PowerSettings::default()
+        },
+        &|_, _| {},
+    );
+    assert_eq!((plan.comparisons, plan.level_comparisons), (1, 1));
+    assert_eq!(plan.steps.len(), 2, "{plan:?}");
+    let step = &plan.steps[1];
+    assert_eq!(
+        (step.level, step.against),
+        (Granularity::Medium, Some(Granularity::Coarse))
+    );
+    let predicted = step.power_at_planned.unwrap();
+    // The analysis itself on studies of the planned size.
+    let studies = 150;
+    let taken = (0..studies)
+        .filter(|&seed| {
+            let study = simulated_qc(1000 + seed, planned, effect);
+            let analysis = analyze(
+                &study,
+                &taxonomy,
+                &Settings {
+                    seed,
+                    ..settings.clone()
+                },
+            );
+            analysis.dimensions[0]
+                .recommendation
+                .as_ref()
+                .unwrap()
+                .level
+                == Granularity::Medium
+        })
+        .count();
+    let observed = taken as f64 / studies as f64;
+    let se = (predicted * (1.0 - predicted) * (1.0 / studies as f64 + 1.0 / 300.0)).sqrt();
+    assert!(
+        (predicted - observed).abs() < 3.0 * se + 0.03,
+        "planned power {predicted:.3}, analysis {observed:.3} (se {se:.3})"
+    );
+    assert!(
+        predicted > 0.1 && predicted < 0.95,
+        "{predicted}: pick a size in the middle"
+    );
+    // The size for 80 % power is above the planned size exactly when the planned size has
+    // less than 80 %.
+    let needed = step.per_category.unwrap();
+    assert_eq!(step.questions, Some(needed * 6));
+    assert_eq!(needed > planned, predicted < 0.8, "{step:?}");
+    // The smallest gain the planned size detects is a gain.
+    let detectable = step.detectable.unwrap();
+    assert!(detectable.gain.unwrap() > 1.0);
+    // Same seed, same plan.
+    let again = power(&pilot, &taxonomy, &settings, &plan.settings, &|_, _| {});
+    assert_eq!(again, plan);
+}

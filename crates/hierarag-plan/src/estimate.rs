@@ -2,7 +2,7 @@
 
 use hierarag_taxonomy::Taxonomy;
 
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanItem};
 
 /// Settings of the generation stage that decide its cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,35 +55,46 @@ impl Plan {
     /// filter call), its prompt the document(s), the category and persona descriptions and the
     /// instructions.
     pub fn estimate(&self, taxonomy: &Taxonomy, settings: GenerationSettings) -> LlmEstimate {
-        let mut input_words = 0usize;
-        let mut output_words = 0usize;
-        for (item, doc_words) in self.items.iter().zip(&self.doc_words) {
-            let documents: usize = doc_words.iter().sum();
-            let categories: usize = item
-                .categories
-                .iter()
-                .filter_map(|c| taxonomy.category(&c.dimension, &c.category))
-                .map(|(_, category)| category.description.split_whitespace().count())
-                .sum();
-            let personas: usize = taxonomy
-                .personas()
-                .filter(|p| item.persona.values().any(|name| *name == p.name))
-                .map(|p| p.description.split_whitespace().count())
-                .sum();
-            let candidates = settings.candidates * CANDIDATE_WORDS;
-            input_words += GENERATION_PROMPT_WORDS + documents + categories + personas;
-            output_words += candidates;
-            if settings.filter {
-                input_words += FILTER_PROMPT_WORDS + documents + categories + candidates;
-                output_words += settings.candidates * VERDICT_WORDS;
-            }
+        estimate_items(&self.items, &self.doc_words, taxonomy, settings)
+    }
+}
+
+/// [`Plan::estimate`] of any items, given the length in words of each item's documents (e.g.
+/// the items of a pilot's plan, to price a larger one like them).
+pub fn estimate_items(
+    items: &[PlanItem],
+    doc_words: &[Vec<usize>],
+    taxonomy: &Taxonomy,
+    settings: GenerationSettings,
+) -> LlmEstimate {
+    let mut input_words = 0usize;
+    let mut output_words = 0usize;
+    for (item, doc_words) in items.iter().zip(doc_words) {
+        let documents: usize = doc_words.iter().sum();
+        let categories: usize = item
+            .categories
+            .iter()
+            .filter_map(|c| taxonomy.category(&c.dimension, &c.category))
+            .map(|(_, category)| category.description.split_whitespace().count())
+            .sum();
+        let personas: usize = taxonomy
+            .personas()
+            .filter(|p| item.persona.values().any(|name| *name == p.name))
+            .map(|p| p.description.split_whitespace().count())
+            .sum();
+        let candidates = settings.candidates * CANDIDATE_WORDS;
+        input_words += GENERATION_PROMPT_WORDS + documents + categories + personas;
+        output_words += candidates;
+        if settings.filter {
+            input_words += FILTER_PROMPT_WORDS + documents + categories + candidates;
+            output_words += settings.candidates * VERDICT_WORDS;
         }
-        let n = self.items.len() as u64;
-        LlmEstimate {
-            generation_calls: n,
-            filter_calls: if settings.filter { n } else { 0 },
-            input_tokens: (input_words as f64 * TOKENS_PER_WORD).round() as u64,
-            output_tokens: (output_words as f64 * TOKENS_PER_WORD).round() as u64,
-        }
+    }
+    let n = items.len() as u64;
+    LlmEstimate {
+        generation_calls: n,
+        filter_calls: if settings.filter { n } else { 0 },
+        input_tokens: (input_words as f64 * TOKENS_PER_WORD).round() as u64,
+        output_tokens: (output_words as f64 * TOKENS_PER_WORD).round() as u64,
     }
 }

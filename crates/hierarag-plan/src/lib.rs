@@ -40,7 +40,7 @@ mod seeds;
 pub use config::{CellConfig, DesignConfig, PerLevelConfig};
 pub use design::{Allocation, CategoryRef, Cell, Design, DesignKind, ItemSet, PerLevel};
 pub use error::PlanError;
-pub use estimate::{GenerationSettings, LlmEstimate, TOKENS_PER_WORD};
+pub use estimate::{GenerationSettings, LlmEstimate, TOKENS_PER_WORD, estimate_items};
 pub use plan::{Layout, Plan, PlanItem};
 pub use sample::{DocumentSample, LengthBounds, Reservoir, SampledDoc, count_words};
 pub use seeds::{derive_seed, item_seed};

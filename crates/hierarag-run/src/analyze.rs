@@ -42,14 +42,24 @@ pub fn load_agreement(run: &RunDir) -> anyhow::Result<Option<hierarag_analysis::
     Ok(Some(agreement))
 }
 
-/// Joins benchmark, scores and (optionally) answers by question id and analyses them.
-pub fn analyze_files(
+/// A benchmark joined with its scores (and answers) by question id.
+#[derive(Debug)]
+pub struct Scored {
+    pub benchmark: Vec<BenchmarkRecord>,
+    pub observations: Vec<Observation>,
+    /// The scores file was not there (nothing answered or evaluated yet).
+    pub scores_missing: bool,
+    /// How many benchmark questions have no score.
+    pub unscored: usize,
+}
+
+/// Joins benchmark, scores and (optionally) answers by question id; a scored id the benchmark
+/// lacks is an error.
+pub fn load_scored(
     benchmark: &Path,
     scores: &Path,
     answers: Option<&Path>,
-    taxonomy: &Taxonomy,
-    settings: &Settings,
-) -> anyhow::Result<Analysis> {
+) -> anyhow::Result<Scored> {
     if !benchmark.exists() {
         bail!(
             "{}: not found (it is written by `hierarag generate`)",
@@ -58,7 +68,6 @@ pub fn analyze_files(
     }
     let benchmark: Vec<BenchmarkRecord> = read_records(benchmark)?;
     // Without scores there is nothing to compare yet: say so in the analysis, not by failing.
-    let scores_path = scores;
     let scores_missing = !scores.exists();
     let scores: Vec<ScoreRecord> = if scores_missing {
         Vec::new()
@@ -109,12 +118,36 @@ pub fn analyze_files(
             unknown[0]
         );
     }
-    let mut analysis = hierarag_analysis::analyze(&observations, taxonomy, settings);
     let scored: std::collections::HashSet<&str> = scores.iter().map(|s| s.id.as_str()).collect();
-    analysis.counts.unscored = benchmark
+    let unscored = benchmark
         .iter()
         .filter(|r| !scored.contains(r.id.as_str()))
         .count();
+    Ok(Scored {
+        benchmark,
+        observations,
+        scores_missing,
+        unscored,
+    })
+}
+
+/// Joins benchmark, scores and (optionally) answers by question id and analyses them.
+pub fn analyze_files(
+    benchmark: &Path,
+    scores: &Path,
+    answers: Option<&Path>,
+    taxonomy: &Taxonomy,
+    settings: &Settings,
+) -> anyhow::Result<Analysis> {
+    let scores_path = scores;
+    let Scored {
+        benchmark,
+        observations,
+        scores_missing,
+        unscored,
+    } = load_scored(benchmark, scores, answers)?;
+    let mut analysis = hierarag_analysis::analyze(&observations, taxonomy, settings);
+    analysis.counts.unscored = unscored;
     if scores_missing {
         analysis.notes.insert(
             0,

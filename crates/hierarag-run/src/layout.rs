@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 ///   answers.jsonl  scores.jsonl   the system's answers and their scores
 ///   answer.failures.jsonl evaluate.failures.jsonl
 ///   systems/<name>/…              answers, scores and failures of a named system
-///   analysis.json  report.md  report.html
+///   analysis.json  power.json  report.md  report.html
 ///   annotations.sqlite  agreement.json
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,11 @@ impl RunDir {
 
     pub fn analysis(&self) -> PathBuf {
         self.root.join("analysis.json")
+    }
+
+    /// What `hierarag power` planned with this run as the pilot.
+    pub fn power(&self) -> PathBuf {
+        self.root.join("power.json")
     }
 
     pub fn report_md(&self) -> PathBuf {

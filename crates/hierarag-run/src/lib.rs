@@ -11,7 +11,7 @@
 //! - [`stages`]: generate, answer and evaluate over a run directory, recorded in the manifest;
 //! - [`chain`]: the main job, `hierarag run`, from the checks to the report;
 //! - [`analyze`], [`report`]: benchmark, answers and scores joined for the analysis and the
-//!   report; [`annotate`]: the items to rate and the agreement of the ratings; [`export`]: BEIR, Ragas, DeepEval and TREC files; [`retrieval`]: queries into
+//!   report; [`power`]: the questions a granularity finding needs, with the run as the pilot; [`annotate`]: the items to rate and the agreement of the ratings; [`export`]: BEIR, Ragas, DeepEval and TREC files; [`retrieval`]: queries into
 //!   TREC runs, their evaluation, and the retrieval smoke test; [`text`]: ROUGE-1 and BLEU of
 //!   any prediction/reference pairs.
 //!
@@ -44,6 +44,7 @@ pub mod layout;
 pub mod manifest;
 pub mod models;
 pub mod plan;
+pub mod power;
 pub mod report;
 mod reporter;
 pub mod retrieval;

@@ -17,7 +17,8 @@
 //!   (scikit-learn).
 //! - Tests: [`point_biserial`] → [`Correlation`], [`binomial_greater`] (scipy).
 //! - Resampling: [`resample_indices`] for a seeded bootstrap, [`percentile_interval`] →
-//!   [`Interval`] over its replicates, and [`permutation_p`].
+//!   [`Interval`] over its replicates, [`bootstrap_p`] and [`permutation_p`].
+//! - Multiple comparisons: [`holm`] (statsmodels).
 //!
 //! # Example
 //!
@@ -46,6 +47,7 @@ mod describe;
 mod error;
 mod hypothesis;
 mod information;
+mod multiple;
 mod resample;
 
 pub use agreement::{aggregate_raters, cohen_kappa, fleiss_kappa};
@@ -54,4 +56,5 @@ pub use describe::{mean, percentile, range, std_dev};
 pub use error::StatsError;
 pub use hypothesis::{Correlation, binomial_greater, point_biserial};
 pub use information::{entropy, equal_frequency_bins, mutual_info, nmi};
-pub use resample::{Interval, percentile_interval, permutation_p, resample_indices};
+pub use multiple::holm;
+pub use resample::{Interval, bootstrap_p, percentile_interval, permutation_p, resample_indices};

@@ -48,6 +48,23 @@ pub fn permutation_p(observed: f64, null: &[f64]) -> f64 {
     (1 + at_least) as f64 / (1 + null.len()) as f64
 }
 
+/// The two-sided bootstrap p-value of the hypothesis that a statistic is at most `null`:
+/// twice the share of the finite `replicates` at or below `null`, capped at 1. It is the
+/// smallest 1 − level at which the central percentile interval of [`percentile_interval`]
+/// reaches down to `null`, so "p < α" and "the (1 − α) interval lies above `null`" agree (up to
+/// the interpolation between replicates). `None` when no replicate is finite.
+pub fn bootstrap_p(replicates: &[f64], null: f64) -> Option<f64> {
+    let finite = replicates.iter().filter(|x| x.is_finite()).count();
+    if finite == 0 {
+        return None;
+    }
+    let at_or_below = replicates
+        .iter()
+        .filter(|&&x| x.is_finite() && x <= null)
+        .count();
+    Some((2.0 * at_or_below as f64 / finite as f64).min(1.0))
+}
+
 /// Fills `out` with `n` indices drawn uniformly with replacement from `0..n`: one bootstrap
 /// resample. `out` is cleared first so that one buffer serves every replicate; with a seeded
 /// generator (e.g. `rand_chacha::ChaCha8Rng::seed_from_u64`) the draws are reproducible.

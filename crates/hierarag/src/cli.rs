@@ -119,6 +119,10 @@ Options on the command line override the [design] table of --config."#)]
     /// Which dimension and granularity discriminate: per-category means, DiscPow, NMI, Δ,
     /// Coherence Ratio per split, factorial effects, bootstrap intervals (analysis.json).
     Analyze(AnalyzeArgs),
+    /// How many questions a granularity finding needs: with a run as the pilot, the questions
+    /// per category for the wanted power, the LLM calls and tokens that implies, and the
+    /// smallest gain a planned design detects (power.json).
+    Power(PowerArgs),
     /// Write report.md and a self-contained report.html (tables, charts, recommendations,
     /// the questions with answers and scores) from a run directory's analysis.json.
     Report(ReportArgs),
@@ -631,8 +635,10 @@ pub struct EvaluateArgs {
             the chance of ρ with the children's labels shuffled, and the label against chance
 Intervals are bootstrap percentile intervals (resampling within categories); the DiscPow
 p-value comes from shuffling category labels within the level. The recommended level of a
-dimension is the finest reached by steps whose DiscPow gain is supported by the interval of Δ
-and holds beyond the noise (the interval of Δ corrected)."
+dimension is the finest reached by steps whose DiscPow gain is beyond chance and noise: each
+step's bootstrap p-value (the larger of Δ's and Δ corrected's) is Holm-adjusted over the steps
+of every dimension, so the chance that any step is taken without a real gain stays at
+1 − --confidence. The reason says how many steps were compared."
 )]
 pub struct AnalyzeArgs {
     /// A run directory: reads benchmark.jsonl, scores.jsonl, answers.jsonl (optional, for
@@ -691,6 +697,55 @@ pub struct SettingsArgs {
     /// Seed of the resampling [default: the run's seed, else 0].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+}
+
+/// `hierarag power`.
+#[derive(Debug, Args)]
+#[command(after_help = "What is planned, per dimension of the pilot run:
+  LEVEL        its coarsest level against no split: do its categories differ beyond noise?
+  LEVEL vs UP  each level against the next coarser one: the recommendation's step test
+               (Δ and Δ corrected above 1, bootstrap p below the threshold)
+The truth assumed is the pilot's: each category's mean, shrunk to the noise-corrected DiscPow,
+and its standard deviation. Studies of a given size are simulated (seeded) and analysed with the
+step test; the power is the share that pass. Thresholds: (1 − confidence) over the number of
+steps compared (--comparisons; Holm's strictest), and over the number of dimensions for the
+level tests. Sizes are questions per category at both levels of a step.
+
+Costs: plan items per question as in the pilot (its plan and benchmark), generation and filter
+calls and tokens by the plan estimate over the pilot's items (their documents read from the
+run's corpus), and one answer a question.")]
+pub struct PowerArgs {
+    /// The pilot: a run directory with benchmark.jsonl and scores.jsonl (and plan.jsonl,
+    /// manifest.json for the costs); power.json is written there.
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// The power wanted.
+    #[arg(long, default_value_t = 0.8, value_name = "X")]
+    pub power: f64,
+    /// A planned design's questions per category: its power, and the smallest gain it detects
+    /// [default: the pilot's own sizes].
+    #[arg(long, value_name = "N")]
+    pub per_category: Option<usize>,
+    /// Steps the recommendation will compare (the Holm family) [default: the pilot's].
+    #[arg(long, value_name = "N")]
+    pub comparisons: Option<usize>,
+    /// Simulated studies per size tried.
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    pub simulations: usize,
+    /// Bootstrap replicates in each simulated study.
+    #[arg(long = "study-bootstrap", default_value_t = 1000, value_name = "N")]
+    pub study_bootstrap: usize,
+    /// The largest questions per category searched.
+    #[arg(long, default_value_t = 20_000, value_name = "N")]
+    pub max_per_category: usize,
+    /// The taxonomy [default: RUN_DIR/taxonomy.toml, else the built-in one].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Print power.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `hierarag report`.

@@ -199,3 +199,100 @@ pub fn recommendations(analysis: &Analysis) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// `hierarag power`'s answer: one line per planned test, its cost, and the notes.
+pub fn power_summary(report: &hierarag_run::power::PowerReport) -> anyhow::Result<()> {
+    let power = &report.power;
+    let mut out = std::io::stdout().lock();
+    let steps = if power.comparisons == 0 {
+        "no steps between levels".to_owned()
+    } else {
+        format!(
+            "steps at p < {:.4} ({} compared)",
+            power.alpha_step, power.comparisons
+        )
+    };
+    writeln!(
+        out,
+        "Power {:.0}% on {} (seed {}); {steps}, levels at p < {:.4} ({} dimension{}); {} \
+simulated studies a size",
+        power.settings.power * 100.0,
+        power.analysis.metric,
+        power.analysis.seed,
+        power.alpha_level,
+        power.level_comparisons,
+        if power.level_comparisons == 1 {
+            ""
+        } else {
+            "s"
+        },
+        power.settings.simulations
+    )?;
+    writeln!(
+        out,
+        "\n  {:<22} {:>8} {:>8} {:>7} {:>8} {:>10} {:>10} {:>11}",
+        "test", "spread", "against", "pilot n", "power", "n/category", "questions", "detectable"
+    )?;
+    for step in &power.steps {
+        let test = match step.against {
+            Some(against) => format!("{} {} vs {against}", step.dimension, step.level),
+            None => format!("{} {}", step.dimension, step.level),
+        };
+        let dash = || "–".to_owned();
+        writeln!(
+            out,
+            "  {test:<22} {:>8.4} {:>8} {:>7.0} {:>8} {:>10} {:>10} {:>11}",
+            step.spread,
+            step.against
+                .map_or_else(dash, |_| format!("{:.4}", step.spread_against)),
+            step.pilot_per_category[1],
+            // Against no observed gain, "power" would be the chance of a false pass.
+            if step.gain.map_or(step.spread > 0.0, |gain| gain > 1.0) {
+                format!("{:.0}%", step.power_at_pilot * 100.0)
+            } else {
+                dash()
+            },
+            step.per_category.map_or_else(dash, |n| n.to_string()),
+            step.questions.map_or_else(dash, |n| n.to_string()),
+            step.detectable.map_or_else(dash, |d| match d.gain {
+                Some(gain) => format!("{gain:.2}×"),
+                None => format!("{:.4}", d.spread),
+            }),
+        )?;
+    }
+    if !report.costs.is_empty() {
+        writeln!(out, "\nCost (generation + filter + answer calls)")?;
+        for cost in &report.costs {
+            let size = match cost.size {
+                hierarag_run::power::SizeKind::Needed => "needed",
+                hierarag_run::power::SizeKind::Planned => "planned",
+            };
+            let test = match cost.against {
+                Some(against) => format!("{} {} vs {against}", cost.dimension, cost.level),
+                None => format!("{} {}", cost.dimension, cost.level),
+            };
+            let tokens = match (cost.input_tokens, cost.output_tokens) {
+                (Some(input), Some(output)) => format!(", ≈{input} tokens in, ≈{output} out"),
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                "  {test:<22} {size:<7} {} questions from {} plan items: {} + {} + {} LLM \
+calls{tokens}",
+                cost.questions,
+                cost.plan_items,
+                cost.generation_calls,
+                cost.filter_calls,
+                cost.answer_calls
+            )?;
+        }
+    }
+    writeln!(out)?;
+    for step in &power.steps {
+        writeln!(out, "  {}", step.note)?;
+    }
+    for note in power.notes.iter().chain(&report.cost_notes) {
+        writeln!(out, "  note: {note}")?;
+    }
+    Ok(())
+}

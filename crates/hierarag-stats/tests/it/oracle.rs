@@ -21,9 +21,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use hierarag_stats::{
-    AnovaTerm, aggregate_raters, binomial_greater, cohen_kappa, entropy, equal_frequency_bins,
-    fleiss_kappa, mean, mutual_info, nmi, percentile, percentile_interval, permutation_p,
-    point_biserial, range, std_dev, two_by_two, two_way_anova,
+    AnovaTerm, aggregate_raters, binomial_greater, bootstrap_p, cohen_kappa, entropy,
+    equal_frequency_bins, fleiss_kappa, holm, mean, mutual_info, nmi, percentile,
+    percentile_interval, permutation_p, point_biserial, range, std_dev, two_by_two, two_way_anova,
 };
 use serde::Deserialize;
 
@@ -45,6 +45,8 @@ struct Cases {
     percentile: Vec<PercentileCase>,
     interval: Vec<IntervalCase>,
     permutation: Vec<PermutationCase>,
+    holm: Vec<HolmCase>,
+    bootstrap_p: Vec<BootstrapPCase>,
 }
 
 #[derive(Deserialize)]
@@ -150,6 +152,22 @@ struct PermutationCase {
     id: String,
     observed: f64,
     null: Vec<f64>,
+    p: f64,
+}
+
+#[derive(Deserialize)]
+struct HolmCase {
+    id: String,
+    p: Vec<f64>,
+    adjusted: Vec<f64>,
+}
+
+#[derive(Deserialize)]
+struct BootstrapPCase {
+    id: String,
+    /// NaN (and infinite) replicates are written as null.
+    replicates: Vec<Option<f64>>,
+    null: f64,
     p: f64,
 }
 
@@ -442,5 +460,32 @@ fn percentiles_equal_numpy() {
             case.p,
         );
     }
+    for case in &cases.bootstrap_p {
+        let replicates: Vec<f64> = case
+            .replicates
+            .iter()
+            .map(|r| r.unwrap_or(f64::NAN))
+            .collect();
+        close(
+            "percentile.bootstrap_p",
+            &case.id,
+            bootstrap_p(&replicates, case.null).unwrap(),
+            case.p,
+        );
+    }
     print_worst("percentile");
+}
+
+#[test]
+fn holm_equals_statsmodels() {
+    let cases = load();
+    assert!(cases.holm.len() >= 7);
+    for case in &cases.holm {
+        let adjusted = holm(&case.p);
+        assert_eq!(adjusted.len(), case.adjusted.len(), "[{}]", case.id);
+        for (actual, expected) in adjusted.iter().zip(&case.adjusted) {
+            close_p("holm", &case.id, *actual, *expected);
+        }
+    }
+    print_worst("holm");
 }

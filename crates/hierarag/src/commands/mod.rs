@@ -11,6 +11,7 @@ mod index;
 mod llm;
 mod models;
 mod plan;
+mod power;
 mod report;
 mod retrieve;
 mod run;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Answer(args) => stages::answer(&args, printer),
         Command::Evaluate(args) => stages::evaluate(&args, printer),
         Command::Analyze(args) => analyze::run(&args, printer),
+        Command::Power(args) => power::run(&args, printer),
         Command::Report(args) => report::run(&args, printer),
         Command::Export(args) => export::run(&args, printer),
         Command::Annotate(command) => annotate::run(&command, printer),

@@ -85,6 +85,50 @@ fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize) {
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert_eq!(html.matches("<tr data-set=").count(), expected_items);
     assert!(stderr.contains("report.html"), "{stderr}");
+    // The run as a pilot: each rq1 dimension's coarse level is planned, and a planned size is
+    // priced from the run's own plan and corpus.
+    let out = Command::cargo_bin("hierarag")
+        .unwrap()
+        .env_remove("RUST_LOG")
+        .args(["power", "--simulations", "60", "--study-bootstrap", "200"])
+        .args(["--max-per-category", "2000", "--per-category", "30"])
+        .arg(run_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let power: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("power.json")).unwrap()).unwrap();
+    let steps = power["steps"].as_array().unwrap();
+    let planned = steps.len() + power["notes"].as_array().unwrap().len();
+    assert!(planned >= 4, "{power:#}");
+    for step in steps {
+        assert_eq!(step["level"], "coarse", "{step:#}");
+        assert!(step["against"].is_null());
+        assert!(step["power_at_planned"].as_f64().is_some(), "{step:#}");
+        assert!(!step["note"].as_str().unwrap().is_empty());
+    }
+    let planned: Vec<&Value> = power["costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["size"] == "planned")
+        .collect();
+    assert_eq!(planned.len(), steps.len(), "{power:#}");
+    for cost in planned {
+        // 30 a category over two categories; tokens from the plan estimate over the pilot's
+        // own documents.
+        assert_eq!(cost["questions"], 60, "{cost:#}");
+        assert!(cost["plan_items"].as_u64().unwrap() >= 60);
+        assert!(
+            cost["input_tokens"].as_u64().unwrap() > 60 * 200,
+            "{cost:#}"
+        );
+    }
 }
 
 #[test]

@@ -353,3 +353,122 @@ fn a_factorial_run_gets_table_4_and_its_interaction_plot() {
     assert!(md.contains("## Factorial lv×qc (Table 4)"), "{md}");
     assert!(md.contains("| lv = similar | 18 |"), "{md}");
 }
+
+#[test]
+fn power_plans_an_rq2_run_and_prices_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = write_run(dir.path());
+    let out = hierarag()
+        .args(["power", "--simulations", "100", "--study-bootstrap", "300"])
+        .args([
+            "--max-per-category",
+            "3000",
+            "--per-category",
+            "40",
+            "--seed",
+            "9",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("qc fine vs medium"), "{stdout}");
+    assert!(stdout.contains("plan.jsonl: not found"), "{stdout}");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("power.json")).unwrap()).unwrap();
+    assert_eq!(report["comparisons"], 2, "{report:#}");
+    let steps = report["steps"].as_array().unwrap();
+    let tests: Vec<(String, Value)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["level"].as_str().unwrap().to_owned(),
+                s["against"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tests,
+        [
+            ("coarse".to_owned(), Value::Null),
+            ("medium".to_owned(), json!("coarse")),
+            ("fine".to_owned(), json!("medium")),
+        ]
+    );
+    let costs = report["costs"].as_array().unwrap();
+    for step in steps {
+        assert!(step["power_at_planned"].as_f64().is_some(), "{step:#}");
+        let pilot = step["power_at_pilot"].as_f64().unwrap();
+        // A size below what 80 % needs has less than 80 % power, and one above has more.
+        if let Some(needed) = step["per_category"].as_u64() {
+            assert_eq!(needed <= 12, pilot >= 0.8, "{step:#}");
+            let categories =
+                step["categories"].as_u64().unwrap() + step["against_categories"].as_u64().unwrap();
+            assert_eq!(step["questions"].as_u64(), Some(needed * categories));
+            let cost = costs
+                .iter()
+                .find(|c| {
+                    c["size"] == "needed"
+                        && c["level"] == step["level"]
+                        && c["against"] == step["against"]
+                })
+                .unwrap();
+            // No plan: one plan item a question; filter on by default; one answer a question.
+            assert_eq!(cost["plan_items"].as_u64(), step["questions"].as_u64());
+            assert_eq!(cost["filter_calls"], cost["generation_calls"]);
+            assert_eq!(cost["answer_calls"].as_u64(), step["questions"].as_u64());
+            assert!(
+                cost.get("input_tokens").is_none(),
+                "no corpus, no tokens: {cost:#}"
+            );
+        }
+    }
+    // The planned size is priced for every test: 40 a category.
+    let planned: Vec<u64> = costs
+        .iter()
+        .filter(|c| c["size"] == "planned")
+        .map(|c| c["questions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(planned, [80, 240, 480]);
+    // medium's gain over coarse is large: a handful of questions a category see it.
+    assert!(
+        steps[1]["per_category"].as_u64().unwrap() <= 12,
+        "{:#}",
+        steps[1]
+    );
+    // The same seed writes the same plan.
+    let first = std::fs::read(dir.path().join("power.json")).unwrap();
+    let again = hierarag()
+        .args([
+            "power",
+            "-q",
+            "--simulations",
+            "100",
+            "--study-bootstrap",
+            "300",
+        ])
+        .args([
+            "--max-per-category",
+            "3000",
+            "--per-category",
+            "40",
+            "--seed",
+            "9",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(std::fs::read(dir.path().join("power.json")).unwrap(), first);
+    assert_eq!(n, 168);
+    // Bad settings are input errors.
+    let bad = hierarag()
+        .args(["power", "--power", "1.5"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--power"));
+}
