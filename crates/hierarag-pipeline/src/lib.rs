@@ -26,5 +26,5 @@ pub use journal::{
 };
 pub use stages::{
     AnswerStage, EvaluateStage, Failure, GenerateStage, NoProgress, Progress, ScoreRecord,
-    StageOutcome, answer_seed, cosine, score,
+    StageOutcome, answer_seed, cosine, score, write_failures,
 };

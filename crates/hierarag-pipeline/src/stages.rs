@@ -104,7 +104,7 @@ another plan or benchmark: use a fresh run directory or remove the file",
 }
 
 /// Rewrites a stage's failures file with this pass's failures (removes it when none failed).
-fn write_failures(path: &Path, failures: &[Failure]) -> Result<(), PipelineError> {
+pub fn write_failures(path: &Path, failures: &[Failure]) -> Result<(), PipelineError> {
     if failures.is_empty() {
         return match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(PipelineError::io(path, e)),

@@ -12,7 +12,7 @@ use hierarag_index::BuildOptions;
 use hierarag_pipeline::{StageOutcome, file_sha256, read_records, write_atomic};
 use hierarag_plan::LengthBounds;
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, SystemKind};
 use crate::layout::RunDir;
 use crate::manifest::{Manifest, OutputFile, StageRecord, now_unix_s};
 use crate::plan::{DesignOptions, DifferentPlan};
@@ -174,9 +174,8 @@ or corpus changed: use a fresh --dir)",
         &[&run.plan(), &run.taxonomy()],
     )?;
 
-    // 3–5. generate, answer, evaluate; a stage that stopped (an endpoint refused the client)
-    // ends the run there.
-    let system = run.main_system();
+    // 3–5. generate, then answer and evaluate with each system; a stage that stopped (an
+    // endpoint refused the client) ends the run there.
     let mut outcome = RunOutcome {
         run: run.clone(),
         stages: Vec::new(),
@@ -186,25 +185,47 @@ or corpus changed: use a fresh --dir)",
         seconds: 0.0,
     };
     let generated = crate::stages::generate(config, &run, &run.plan(), &spec, on_error, reporter)?;
+    let systems = config.answering_systems();
+    let label = |name: &str| (!config.systems.is_empty()).then(|| name.to_owned());
     if finished(&mut outcome, "generate", generated) {
-        let answered = crate::stages::answer(
-            config,
-            &run,
-            &run.benchmark(),
-            &run.index(),
-            &system,
-            reporter,
-        )?;
-        if finished(&mut outcome, "answer", answered) {
+        for system_config in &systems {
+            let name = &system_config.name;
+            let system = crate::systems::dir_of(&run, config, name);
+            let label = label(name);
+            let answered = match &system_config.kind {
+                SystemKind::Builtin(builtin) => crate::stages::answer(
+                    &config.for_builtin(builtin),
+                    &run,
+                    &run.benchmark(),
+                    &run.index(),
+                    &system,
+                    label.as_deref(),
+                    reporter,
+                )?,
+                SystemKind::File(file) => crate::stages::import_answers(
+                    &run,
+                    &run.benchmark(),
+                    name,
+                    file,
+                    &system,
+                    reporter,
+                )?,
+            };
+            if !finished(&mut outcome, "answer", answered) {
+                break;
+            }
             let evaluated = crate::stages::evaluate(
                 config,
                 &run,
                 &run.benchmark(),
                 &system.answers(),
                 &system,
+                label.as_deref(),
                 reporter,
             )?;
-            finished(&mut outcome, "evaluate", evaluated);
+            if !finished(&mut outcome, "evaluate", evaluated) {
+                break;
+            }
         }
     }
     if outcome.stopped_at.is_some() {
@@ -212,25 +233,41 @@ or corpus changed: use a fresh --dir)",
         return Ok(outcome);
     }
 
-    // 6. analyze
+    // 6. analyze each system; the first one's analysis and report sit at the top of the run
+    // directory, every named system's also in its own folder.
     let stage_started = now_unix_s();
     let clock = Instant::now();
-    let mut analysis = crate::analyze::analyze_files(
-        &run.benchmark(),
-        &system.scores(),
-        Some(&system.answers()),
-        &taxonomy,
-        &config.analysis,
-    )?;
-    analysis.human_validation = crate::analyze::load_agreement(&run)?;
-    let analysis_path = crate::analyze::write(&analysis, root)?;
+    let mut first: Option<hierarag_analysis::Analysis> = None;
+    let mut analysis_paths = Vec::new();
+    for system_config in &systems {
+        let system = crate::systems::dir_of(&run, config, &system_config.name);
+        let mut analysis = crate::analyze::analyze_files(
+            &run.benchmark(),
+            &system.scores(),
+            Some(&system.answers()),
+            &taxonomy,
+            &config.analysis,
+        )?;
+        analysis.human_validation = crate::analyze::load_agreement(&run)?;
+        if system.root() != root {
+            analysis_paths.push(crate::analyze::write(&analysis, system.root())?);
+        }
+        if first.is_none() {
+            analysis_paths.push(crate::analyze::write(&analysis, root)?);
+            first = Some(analysis);
+        }
+    }
+    let analysis = first.expect("a run has a system");
     simple_stage(
         &run,
         "analyze",
         stage_started,
         clock,
         analysis.counts.analysed,
-        &[&analysis_path],
+        &analysis_paths
+            .iter()
+            .map(PathBuf::as_path)
+            .collect::<Vec<_>>(),
     )?;
 
     // 7. report

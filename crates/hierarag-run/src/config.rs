@@ -3,8 +3,9 @@
 //!
 //! Tables: `[run]` (dir, seed), `[corpus]`, `[index]`, `[taxonomy]`, `[design]`, `[plan]`,
 //! `[generate]` (+ `[generate.llm]`), `[filter]` (`[filter.llm]`), `[answer]`
-//! (+ `[answer.llm]`), `[evaluate]`, `[llm]`, `[embeddings]`. Relative paths are taken from
-//! the current directory. Unknown tables and keys are errors naming the file and key.
+//! (+ `[answer.llm]`), `[evaluate]`, `[llm]`, `[embeddings]`, and `[[system]]` (the RAG systems
+//! that answer the benchmark). Relative paths are taken from the current directory. Unknown
+//! tables and keys are errors naming the file and key.
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,123 @@ pub struct RunConfig {
     pub filter_llm: Option<LlmConfig>,
     pub answer_llm: Option<LlmConfig>,
     pub embeddings: EmbeddingsConfig,
+    /// The systems that answer the benchmark (`[[system]]`), in the file's order. Empty: one
+    /// builtin system, the `[answer]` pipeline, whose files sit at the top of the run
+    /// directory (as before systems existed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub systems: Vec<SystemConfig>,
+}
+
+/// The name of the implicit system of a config without `[[system]]` (its files sit at the top
+/// of the run directory).
+pub const MAIN_SYSTEM: &str = "main";
+
+/// One RAG system a run answers its benchmark with (`[[system]]`); its answers, scores and
+/// failures go to `systems/<name>/` of the run directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemConfig {
+    pub name: String,
+    #[serde(flatten)]
+    pub kind: SystemKind,
+}
+
+/// What a system is.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SystemKind {
+    /// The pipeline this tool builds: a retriever over the run's index and an LLM.
+    Builtin(BuiltinSystem),
+    /// Answers made elsewhere, read from a file.
+    File(FileSystem),
+}
+
+/// `kind = "builtin"`: the `[answer]` pipeline with some settings of its own.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuiltinSystem {
+    /// The retriever (default: `[answer] retriever`).
+    #[serde(default)]
+    pub retriever: Option<RetrieverKind>,
+    /// Chunks given to the model (default: `[answer] top_k`).
+    #[serde(default)]
+    pub top_k: Option<usize>,
+    /// The answering model (`[system.llm]`; default: the `[answer]` one).
+    #[serde(skip_deserializing, default)]
+    pub llm: Option<LlmConfig>,
+}
+
+/// `kind = "file"`: answers from a file in one of the formats people have.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSystem {
+    pub path: PathBuf,
+    pub format: AnswerFileFormat,
+    /// For `jsonl` and `csv`: which fields hold what.
+    #[serde(default)]
+    pub fields: FieldMap,
+}
+
+/// The formats of an answers file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerFileFormat {
+    /// A Ragas `EvaluationDataset`, JSONL or CSV: `user_input`, `response`,
+    /// `retrieved_contexts`, `retrieved_context_ids`.
+    Ragas,
+    /// DeepEval test cases, JSON (a list) or JSONL: `input`, `actual_output`,
+    /// `retrieval_context`.
+    Deepeval,
+    /// RAGChecker's input JSON: `results[]` of `query_id`, `query`, `response`,
+    /// `retrieved_context[{doc_id, text}]`.
+    Ragchecker,
+    /// This tool's own `answers.jsonl`.
+    Hierarag,
+    /// Any JSONL, with `[system.fields]`.
+    Jsonl,
+    /// Any CSV with a header row, with `[system.fields]`.
+    Csv,
+}
+
+impl AnswerFileFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerFileFormat::Ragas => "ragas",
+            AnswerFileFormat::Deepeval => "deepeval",
+            AnswerFileFormat::Ragchecker => "ragchecker",
+            AnswerFileFormat::Hierarag => "hierarag",
+            AnswerFileFormat::Jsonl => "jsonl",
+            AnswerFileFormat::Csv => "csv",
+        }
+    }
+}
+
+/// The fields of a `jsonl` or `csv` answers file: `answer` and one of `id` or `question` are
+/// needed; `contexts` (a list of strings, or of objects with `text` and `doc_id`) and
+/// `context_ids` (a list of document ids) are optional. In CSV a list is a JSON array in the
+/// cell.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldMap {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub question: Option<String>,
+    #[serde(default)]
+    pub answer: Option<String>,
+    #[serde(default)]
+    pub contexts: Option<String>,
+    #[serde(default)]
+    pub context_ids: Option<String>,
+}
+
+/// `kind` of a `[[system]]`, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SystemKindName {
+    Builtin,
+    Http,
+    Command,
+    File,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -159,6 +277,7 @@ const TABLES: &[&str] = &[
     "analysis",
     "llm",
     "embeddings",
+    "system",
 ];
 
 /// A run config's TOML with every value's place in the file, so that each error names the
@@ -204,6 +323,41 @@ impl<'t> Document<'t> {
                 other.type_str()
             ),
         }
+    }
+
+    /// Takes the array of tables `[[name]]` out of the document, one section per table, each
+    /// named `name #i` (1-based) until its caller renames it.
+    fn array(&mut self, name: &str) -> anyhow::Result<Vec<Section<'t>>> {
+        let Some(value) = self.root.remove(name) else {
+            return Ok(Vec::new());
+        };
+        let span = value.span();
+        let DeValue::Array(items) = value.into_inner() else {
+            bail!(
+                "{}{}: `{name}` must be an array of tables ([[{name}]])",
+                self.source,
+                place(self.text, Some(span))
+            );
+        };
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let span = item.span();
+                match item.into_inner() {
+                    DeValue::Table(entries) => Ok(Section {
+                        name: format!("{name} #{}", i + 1),
+                        span,
+                        entries,
+                    }),
+                    _ => bail!(
+                        "{}{}: each `{name}` must be a table ([[{name}]])",
+                        self.source,
+                        place(self.text, Some(span))
+                    ),
+                }
+            })
+            .collect()
     }
 
     /// Deserializes top-level table `table`, when present.
@@ -302,6 +456,115 @@ fn llm_of(section: &mut Section<'_>, document: &Document<'_>) -> anyhow::Result<
     };
     config.validate(&document.source)?;
     Ok(Some(config))
+}
+
+/// The `[[system]]` tables: each with a `name` (letters, digits, `-`, `_`, `.`; unique) and a
+/// `kind`, then the kind's own keys.
+fn systems_of(document: &mut Document<'_>) -> anyhow::Result<Vec<SystemConfig>> {
+    let mut systems: Vec<SystemConfig> = Vec::new();
+    for mut section in document.array("system")? {
+        let Some((name, name_span)) = section.take::<String>("name", document)? else {
+            return Err(document.error_at(
+                &section.name,
+                section.span.clone(),
+                "missing `name` (the system's name in reports and its folder systems/<name>/)",
+            ));
+        };
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && !name.starts_with('.');
+        if !valid {
+            return Err(document.error_at(
+                &section.name,
+                name_span,
+                format!(
+                    "name {name:?}: use 1 to 64 letters, digits, `-`, `_` or `.` (not first), \
+as it names a folder"
+                ),
+            ));
+        }
+        if systems.iter().any(|s| s.name == name) {
+            return Err(document.error_at(
+                &section.name,
+                name_span,
+                format!("a second system named {name:?}: names must be unique"),
+            ));
+        }
+        section.name = format!("system {name}");
+        let Some((kind, kind_span)) = section.take::<SystemKindName>("kind", document)? else {
+            return Err(document.error_at(
+                &section.name,
+                section.span.clone(),
+                "missing `kind`: builtin, http, command or file",
+            ));
+        };
+        let kind = match kind {
+            SystemKindName::Builtin => {
+                let llm = llm_of(&mut section, document)?;
+                let span = section.span.clone();
+                let mut builtin: BuiltinSystem = section.into_typed(document)?;
+                if builtin.top_k == Some(0) {
+                    return Err(document.error_at(
+                        &format!("system {name}"),
+                        span,
+                        "top_k must be at least 1",
+                    ));
+                }
+                builtin.llm = llm;
+                SystemKind::Builtin(builtin)
+            }
+            SystemKindName::File => {
+                let span = section.span.clone();
+                let file: FileSystem = section.into_typed(document)?;
+                let fields = &file.fields;
+                let mapped = matches!(file.format, AnswerFileFormat::Jsonl | AnswerFileFormat::Csv);
+                if mapped
+                    && (fields.answer.is_none()
+                        || (fields.id.is_none() && fields.question.is_none()))
+                {
+                    return Err(document.error_at(
+                        &format!("system {name}"),
+                        span,
+                        format!(
+                            "format {} needs [system.fields] with `answer` and `id` or `question` \
+(the names of those fields in the file)",
+                            file.format.as_str()
+                        ),
+                    ));
+                }
+                if !mapped && *fields != FieldMap::default() {
+                    return Err(document.error_at(
+                        &format!("system {name}"),
+                        span,
+                        format!(
+                            "format {} has fixed field names; [system.fields] is for jsonl and csv",
+                            file.format.as_str()
+                        ),
+                    ));
+                }
+                SystemKind::File(file)
+            }
+            SystemKindName::Http | SystemKindName::Command => {
+                return Err(document.error_at(
+                    &format!("system {name}"),
+                    kind_span,
+                    format!(
+                        "kind {:?} is not available in this version yet (builtin and file are)",
+                        if kind == SystemKindName::Http {
+                            "http"
+                        } else {
+                            "command"
+                        }
+                    ),
+                ));
+            }
+        };
+        systems.push(SystemConfig { name, kind });
+    }
+    Ok(systems)
 }
 
 impl RunConfig {
@@ -449,6 +712,7 @@ impl RunConfig {
                 settings
             }
         };
+        let systems = systems_of(&mut document)?;
         document.finish()?;
 
         let role_concurrency = |role: &Option<LlmConfig>| role.as_ref().unwrap_or(&llm).concurrency;
@@ -473,6 +737,7 @@ impl RunConfig {
             filter_llm,
             answer_llm,
             embeddings,
+            systems,
         })
     }
 
@@ -491,6 +756,38 @@ impl RunConfig {
     /// The answering model config.
     pub fn answerer_llm(&self) -> &LlmConfig {
         self.answer_llm.as_ref().unwrap_or(&self.llm)
+    }
+
+    /// The systems to answer with: the `[[system]]` tables, or the one implicit builtin
+    /// system named [`MAIN_SYSTEM`].
+    pub fn answering_systems(&self) -> Vec<SystemConfig> {
+        if !self.systems.is_empty() {
+            return self.systems.clone();
+        }
+        vec![SystemConfig {
+            name: MAIN_SYSTEM.into(),
+            kind: SystemKind::Builtin(BuiltinSystem {
+                retriever: None,
+                top_k: None,
+                llm: None,
+            }),
+        }]
+    }
+
+    /// This config with a builtin system's own settings in place of `[answer]`'s.
+    pub fn for_builtin(&self, system: &BuiltinSystem) -> RunConfig {
+        let mut config = self.clone();
+        if let Some(retriever) = system.retriever {
+            config.retriever = retriever;
+        }
+        if let Some(k) = system.top_k {
+            config.answer.top_k = k;
+        }
+        if let Some(llm) = &system.llm {
+            config.answer_llm = Some(llm.clone());
+            config.answer_concurrency = 2 * llm.concurrency;
+        }
+        config
     }
 
     /// The resolved config as JSON, for the manifest.
@@ -517,6 +814,115 @@ pub fn model_config(path: Option<&Path>) -> anyhow::Result<RunConfig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn systems_are_read_in_order_with_their_own_settings() {
+        let text = r#"
+[corpus]
+inputs = ["wiki-sample"]
+[answer]
+retriever = "bm25"
+top_k = 8
+
+[[system]]
+name = "bm25"
+kind = "builtin"
+
+[[system]]
+name = "hybrid-5"
+kind = "builtin"
+retriever = "hybrid"
+top_k = 5
+[system.llm]
+backend = "openai"
+model = "m"
+base_urls = ["http://127.0.0.1:9/v1"]
+
+[[system]]
+name = "last-week"
+kind = "file"
+path = "answers.csv"
+format = "csv"
+[system.fields]
+question = "q"
+answer = "a"
+"#;
+        let config = RunConfig::parse(text, Path::new("run.toml")).unwrap();
+        let names: Vec<&str> = config.systems.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["bm25", "hybrid-5", "last-week"]);
+        let SystemKind::Builtin(hybrid) = &config.systems[1].kind else {
+            panic!("builtin")
+        };
+        let own = config.for_builtin(hybrid);
+        assert_eq!(own.retriever, RetrieverKind::Hybrid);
+        assert_eq!(own.answer.top_k, 5);
+        assert_eq!(own.answerer_llm().model, "m");
+        let SystemKind::Builtin(plain) = &config.systems[0].kind else {
+            panic!("builtin")
+        };
+        let plain = config.for_builtin(plain);
+        assert_eq!(
+            (plain.retriever, plain.answer.top_k),
+            (RetrieverKind::Bm25, 8)
+        );
+        let SystemKind::File(file) = &config.systems[2].kind else {
+            panic!("file")
+        };
+        assert_eq!(file.format, AnswerFileFormat::Csv);
+        assert_eq!(file.fields.question.as_deref(), Some("q"));
+        // The manifest records the systems; a config without any records none.
+        let json = config.to_json();
+        assert_eq!(json["systems"][2]["kind"], "file");
+        assert_eq!(json["systems"][1]["retriever"], "hybrid");
+        let plain = RunConfig::parse("[corpus]\ninputs = [\"a\"]\n", Path::new("r.toml")).unwrap();
+        assert!(plain.to_json().get("systems").is_none());
+        assert_eq!(plain.answering_systems()[0].name, MAIN_SYSTEM);
+    }
+
+    #[test]
+    fn a_bad_system_is_one_message_naming_it_and_the_key() {
+        let base = "[corpus]\ninputs = [\"a\"]\n";
+        for (system, named) in [
+            ("kind = \"builtin\"\n", "missing `name`"),
+            ("name = \"a b\"\nkind = \"builtin\"\n", "name \"a b\""),
+            ("name = \"x\"\n", "[system x]"),
+            ("name = \"x\"\nkind = \"htp\"\n", "htp"),
+            (
+                "name = \"x\"\nkind = \"http\"\nurl = \"u\"\n",
+                "not available",
+            ),
+            (
+                "name = \"x\"\nkind = \"builtin\"\nretriver = \"bm25\"\n",
+                "retriver",
+            ),
+            ("name = \"x\"\nkind = \"builtin\"\ntop_k = 0\n", "top_k"),
+            (
+                "name = \"x\"\nkind = \"file\"\npath = \"a\"\nformat = \"jsonl\"\n",
+                "[system.fields]",
+            ),
+            (
+                "name = \"x\"\nkind = \"file\"\npath = \"a\"\nformat = \"parquet\"\n",
+                "parquet",
+            ),
+        ] {
+            let text = format!("{base}[[system]]\n{system}");
+            let error = format!(
+                "{:#}",
+                RunConfig::parse(&text, Path::new("run.toml")).unwrap_err()
+            );
+            assert!(error.starts_with("run.toml"), "{error}");
+            assert!(error.contains(named), "{named}: {error}");
+        }
+        let twice = format!(
+            "{base}[[system]]\nname = \"x\"\nkind = \"builtin\"\n[[system]]\nname = \"x\"\nkind = \"builtin\"\n"
+        );
+        let error = format!(
+            "{:#}",
+            RunConfig::parse(&twice, Path::new("run.toml")).unwrap_err()
+        );
+        assert!(error.contains("second system named \"x\""), "{error}");
+        assert!(error.contains("line 7"), "{error}");
+    }
 
     #[test]
     fn defaults_and_role_overrides() {

@@ -9,10 +9,11 @@
 //! - [`corpus`], [`index`], [`plan`], [`taxonomy`]: the corpus (`wiki-sample` resolved), its
 //!   index, the design and the sampled plan, the taxonomy files;
 //! - [`stages`]: generate, answer and evaluate over a run directory, recorded in the manifest;
+//!   [`systems`]: where each `[[system]]` keeps its files, and answers read from a file;
 //! - [`chain`]: the main job, `hierarag run`, from the checks to the report;
 //! - [`analyze`], [`report`]: benchmark, answers and scores joined for the analysis and the
 //!   report; [`power`]: the questions a granularity finding needs, with the run as the pilot; [`annotate`]: the items to rate and the agreement of the ratings; [`export`]: BEIR, Ragas, DeepEval and TREC files; [`retrieval`]: queries into
-//!   TREC runs, their evaluation, and the retrieval smoke test; [`text`]: ROUGE-1 and BLEU of
+//!   TREC runs, their evaluation, and the retrieval smoke test; [`text`]: ROUGE-1, BLEU and CS of
 //!   any prediction/reference pairs.
 //!
 //! Nothing here prints: notes and progress go through a [`Reporter`] (the binary draws them on
@@ -49,6 +50,7 @@ pub mod report;
 mod reporter;
 pub mod retrieval;
 pub mod stages;
+pub mod systems;
 pub mod taxonomy;
 pub mod text;
 

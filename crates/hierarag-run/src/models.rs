@@ -13,7 +13,7 @@ use hierarag_llm::{
 use hierarag_models::minilm::MiniLm;
 use hierarag_smollm2::{LoadOptions, SmolLm2};
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, SystemKind};
 use crate::reporter::Reporter;
 
 /// A chat client for `config`, its response cache resolved against `run_dir`.
@@ -82,7 +82,25 @@ pub fn check_models(
     if config.generate.filter {
         roles.push(("filter", config.filter_llm()));
     }
-    roles.push(("answerer", config.answerer_llm()));
+    // The answerer of each builtin system: the [answer] one unless a system has its own.
+    let answerers: Vec<(String, &LlmConfig)> = if config.systems.is_empty() {
+        vec![("answerer".to_owned(), config.answerer_llm())]
+    } else {
+        config
+            .systems
+            .iter()
+            .filter_map(|system| match &system.kind {
+                SystemKind::Builtin(builtin) => Some((
+                    format!("answerer of {}", system.name),
+                    builtin.llm.as_ref().unwrap_or(config.answerer_llm()),
+                )),
+                SystemKind::File(_) => None,
+            })
+            .collect()
+    };
+    for (role, llm) in &answerers {
+        roles.push((role.as_str(), *llm));
+    }
     // Roles that share a table share its check.
     let mut tables: Vec<(Vec<&str>, &LlmConfig)> = Vec::new();
     for (role, llm) in roles {

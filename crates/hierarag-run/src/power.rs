@@ -67,20 +67,21 @@ pub enum SizeKind {
     Planned,
 }
 
-/// Plans the run in `run` as a pilot (scores of its main system) and prices the plans.
+/// Plans the run in `run` as a pilot (the scores of `system`) and prices the plans.
 pub fn plan_run(
     run: &RunDir,
+    system: &crate::layout::SystemDir,
     taxonomy: &Taxonomy,
     settings: &Settings,
     power: &PowerSettings,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<PowerReport> {
-    let scored = crate::analyze::load_scored(&run.benchmark(), &run.main_system().scores(), None)?;
+    let scored = crate::analyze::load_scored(&run.benchmark(), &system.scores(), None)?;
     if scored.scores_missing {
         anyhow::bail!(
             "{}: not found; the pilot needs scores (run `hierarag answer` and `hierarag \
 evaluate`, or `hierarag run`)",
-            run.main_system().scores().display()
+            system.scores().display()
         );
     }
     let counter = reporter.counter("simulating studies of each planned test", "tests", None);

@@ -144,7 +144,7 @@ fn summary(dir: &Path, manifest: Option<&Manifest>) -> RunSummary {
     summary.stages.sort_by_key(|s| {
         order
             .iter()
-            .position(|o| *o == s.stage)
+            .position(|o| *o == s.stage.split(':').next().unwrap_or(&s.stage))
             .unwrap_or(order.len())
     });
     summary
@@ -154,7 +154,7 @@ fn summary(dir: &Path, manifest: Option<&Manifest>) -> RunSummary {
 /// designs the questions come from.
 fn question_rows(run: &RunDir) -> anyhow::Result<(Vec<QuestionRow>, Vec<String>)> {
     let benchmark: Vec<BenchmarkRecord> = optional_records(&run.benchmark())?;
-    let system = run.main_system();
+    let (_, system) = crate::systems::system_of_run(run, None)?;
     let mut designs: Vec<String> = benchmark.iter().map(|r| r.design.clone()).collect();
     designs.sort_unstable();
     designs.dedup();

@@ -11,8 +11,8 @@ use hierarag_corpus::{CorpusSpec, OnError};
 use hierarag_generate::{BenchmarkRecord, Generator};
 use hierarag_llm::{ChatClient, LlmConfig};
 use hierarag_pipeline::{
-    AnswerStage, EvaluateStage, GenerateStage, StageOutcome, file_fingerprint, file_sha256,
-    read_input,
+    AnswerStage, EvaluateStage, Failure, GenerateStage, StageOutcome, file_fingerprint,
+    file_sha256, read_input, write_failures, write_values_atomic,
 };
 use hierarag_plan::PlanItem;
 use hierarag_rag::{
@@ -20,7 +20,7 @@ use hierarag_rag::{
     HybridRetriever, Retriever, RetrieverKind,
 };
 
-use crate::config::RunConfig;
+use crate::config::{FileSystem, RunConfig};
 use crate::layout::{RunDir, SystemDir};
 use crate::manifest::{Manifest, OutputFile, StageRecord, StageUsage, now_unix_s};
 use crate::models::{chat_client, embedder};
@@ -264,15 +264,27 @@ pub fn retriever(
     }
 }
 
-/// The answer stage: benchmark + index → the system's answers.
+/// The name a stage of a system is reported and recorded under: `answer` for the implicit
+/// system of a config without `[[system]]` (`label` None), `answer:<name>` otherwise.
+pub fn stage_key(stage: &str, label: Option<&str>) -> String {
+    match label {
+        None => stage.to_owned(),
+        Some(name) => format!("{stage}:{name}"),
+    }
+}
+
+/// The answer stage: benchmark + index → the system's answers (`label`: the system's name,
+/// None for the implicit one).
 pub fn answer(
     config: &RunConfig,
     run: &RunDir,
     benchmark_path: &Path,
     index_dir: &Path,
     system: &SystemDir,
+    label: Option<&str>,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
+    let key = stage_key("answer", label);
     let started = now_unix_s();
     let root = system.root();
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
@@ -291,14 +303,14 @@ pub fn answer(
         concurrency: config.answer_concurrency,
         seed: config.run.seed,
     };
-    let counter = stage_counter(reporter, "answer");
+    let counter = stage_counter(reporter, &key);
     let outcome = runtime.block_on(stage.run(&StageProgress(&*counter)))?;
     drop(counter);
     let usages = vec![usage("answerer", &answer_client, config.answerer_llm())];
-    report("answer", &outcome, &usages, &failures, reporter);
+    report(&key, &outcome, &usages, &failures, reporter);
     record_stage(
         run,
-        "answer",
+        &key,
         started,
         &outcome,
         &[benchmark_path],
@@ -308,15 +320,17 @@ pub fn answer(
     Ok(outcome)
 }
 
-/// The evaluate stage: benchmark + answers → the system's scores.
+/// The evaluate stage: benchmark + answers → the system's scores (`label` as for [`answer`]).
 pub fn evaluate(
     config: &RunConfig,
     run: &RunDir,
     benchmark_path: &Path,
     answers_path: &Path,
     system: &SystemDir,
+    label: Option<&str>,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
+    let key = stage_key("evaluate", label);
     let started = now_unix_s();
     let root = system.root();
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
@@ -333,7 +347,7 @@ pub fn evaluate(
         failures: &failures,
         batch: config.evaluate.batch,
     };
-    let counter = stage_counter(reporter, "evaluate");
+    let counter = stage_counter(reporter, &key);
     let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
     drop(counter);
     let usages = vec![StageUsage {
@@ -341,15 +355,125 @@ pub fn evaluate(
         cost: None,
         summary: embedder.usage(),
     }];
-    report("evaluate", &outcome, &usages, &failures, reporter);
+    report(&key, &outcome, &usages, &failures, reporter);
     record_stage(
         run,
-        "evaluate",
+        &key,
         started,
         &outcome,
         &[benchmark_path, answers_path],
         &[&scores],
         usages,
+    )?;
+    Ok(outcome)
+}
+
+/// The answer stage of a `kind = "file"` system: the file's rows matched to the benchmark's
+/// questions and written as the system's answers; questions no row answers are its failures.
+pub fn import_answers(
+    run: &RunDir,
+    benchmark_path: &Path,
+    name: &str,
+    file: &FileSystem,
+    system: &SystemDir,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let started = now_unix_s();
+    let clock = std::time::Instant::now();
+    let key = stage_key("answer", Some(name));
+    let root = system.root();
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let benchmark: Vec<BenchmarkRecord> =
+        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
+    let rows = crate::systems::read_rows(file)
+        .with_context(|| format!("system {name}: reading its answers"))?;
+    let matched = crate::systems::match_rows(&rows, &benchmark, name, file);
+    let values: Vec<serde_json::Value> = matched
+        .answers
+        .iter()
+        .map(|a| serde_json::to_value(a).expect("an answer serialises"))
+        .collect();
+    write_values_atomic(&system.answers(), &values.iter().collect::<Vec<_>>())?;
+    let failures: Vec<Failure> = matched
+        .missing
+        .iter()
+        .map(|id| Failure {
+            stage: "answer".into(),
+            item_id: id.clone(),
+            reason: format!("no row of {} answers this question", file.path.display()),
+        })
+        .collect();
+    let failures_path = system.failures("answer");
+    write_failures(&failures_path, &failures)?;
+    reporter.note(&format!(
+        "{key}: {} of {} rows of {} ({}) matched a question by id or question text",
+        matched.answers.len(),
+        rows.len(),
+        file.path.display(),
+        file.format.as_str()
+    ));
+    let lines = |lines: &[usize]| {
+        let shown: Vec<String> = lines.iter().take(10).map(usize::to_string).collect();
+        format!(
+            "{}{}",
+            shown.join(", "),
+            if lines.len() > 10 { ", …" } else { "" }
+        )
+    };
+    if !matched.unmatched.is_empty() {
+        reporter.warn(&format!(
+            "{key}: {} {} no question of the benchmark (lines {}); are they from another \
+benchmark?",
+            matched.unmatched.len(),
+            if matched.unmatched.len() == 1 {
+                "row matches"
+            } else {
+                "rows match"
+            },
+            lines(&matched.unmatched)
+        ));
+    }
+    if !matched.duplicates.is_empty() {
+        reporter.warn(&format!(
+            "{key}: {} {} a question an earlier row answered; the first is kept (lines {})",
+            matched.duplicates.len(),
+            if matched.duplicates.len() == 1 {
+                "row answers"
+            } else {
+                "rows answer"
+            },
+            lines(&matched.duplicates)
+        ));
+    }
+    if matched.without_doc_ids > 0 {
+        reporter.warn(&format!(
+            "{key}: {} answer{} give context texts without document ids; their retrieval \
+scores (AP, nDCG@10, Recall@10, RR) count no relevant document found",
+            matched.without_doc_ids,
+            if matched.without_doc_ids == 1 {
+                ""
+            } else {
+                "s"
+            },
+        ));
+    }
+    let outcome = StageOutcome {
+        items: benchmark.len(),
+        resumed: 0,
+        written: matched.answers.len(),
+        failures,
+        seconds: clock.elapsed().as_secs_f64(),
+        stopped: None,
+    };
+    report(&key, &outcome, &[], &failures_path, reporter);
+    record_stage(
+        run,
+        &key,
+        started,
+        &outcome,
+        &[benchmark_path, &file.path],
+        &[&system.answers()],
+        Vec::new(),
     )?;
     Ok(outcome)
 }

@@ -1,10 +1,12 @@
-//! Text metrics of any prediction/reference pairs (`hierarag eval text`): ROUGE-1 and
-//! sentence BLEU per pair, their means, and corpus BLEU, from a JSONL file read strictly.
+//! Text metrics of any prediction/reference pairs (`hierarag eval text`): ROUGE-1, sentence
+//! BLEU and the MiniLM cosine (CS, as `hierarag evaluate` scores it) per pair, their means, and
+//! corpus BLEU, from a JSONL file read strictly.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use hierarag_llm::{CacheSetting, EmbeddingsConfig};
 use hierarag_metrics::{RougeScore, corpus_bleu, rouge1, sentence_bleu};
 use serde::Serialize;
 use serde_json::Value;
@@ -23,12 +25,17 @@ pub struct PairScores {
     pub id: String,
     pub rouge1: RougeScore,
     pub bleu: f64,
+    /// The cosine of the two texts' embeddings (absent with `--no-cs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cs: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct MeanScores {
     pub rouge1: RougeScore,
     pub bleu: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cs: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -38,14 +45,17 @@ pub struct TextEvaluation {
     pub corpus_bleu: f64,
 }
 
-/// ROUGE-1 and sentence BLEU of every pair, their means, and corpus BLEU.
-pub fn evaluate(pairs: &[TextPair]) -> TextEvaluation {
+/// ROUGE-1 and sentence BLEU of every pair, their means, and corpus BLEU; with `cs` (one per
+/// pair, from [`cosine_similarities`]) CS and its mean too.
+pub fn evaluate(pairs: &[TextPair], cs: Option<&[f64]>) -> TextEvaluation {
     let scores: Vec<PairScores> = pairs
         .iter()
-        .map(|pair| PairScores {
+        .enumerate()
+        .map(|(i, pair)| PairScores {
             id: pair.id.clone(),
             rouge1: rouge1(&pair.reference, &pair.prediction),
             bleu: sentence_bleu(&pair.prediction, &[&pair.reference]).score,
+            cs: cs.map(|cs| cs[i]),
         })
         .collect();
     let n_pairs = scores.len() as f64;
@@ -57,6 +67,7 @@ pub fn evaluate(pairs: &[TextPair]) -> TextEvaluation {
             fmeasure: mean_of(|pair| pair.rouge1.fmeasure),
         },
         bleu: mean_of(|pair| pair.bleu),
+        cs: cs.map(|cs| cs.iter().sum::<f64>() / n_pairs),
     };
     let predictions: Vec<&str> = pairs.iter().map(|pair| pair.prediction.as_str()).collect();
     let references: Vec<&str> = pairs.iter().map(|pair| pair.reference.as_str()).collect();
@@ -65,6 +76,30 @@ pub fn evaluate(pairs: &[TextPair]) -> TextEvaluation {
         mean,
         corpus_bleu: corpus_bleu(&predictions, &references).score,
     }
+}
+
+/// The CS of every pair as `hierarag evaluate` scores an answer: the cosine of the
+/// prediction's and the reference's embeddings by `embeddings` (a run config's [embeddings];
+/// the embedded MiniLM by default, fetched on first use), without a response cache.
+pub fn cosine_similarities(
+    pairs: &[TextPair],
+    embeddings: &EmbeddingsConfig,
+    reporter: &dyn crate::Reporter,
+) -> anyhow::Result<Vec<f64>> {
+    let mut config = embeddings.clone();
+    config.cache = CacheSetting::Off;
+    let embedder = crate::models::embedder(&config, Path::new("."), reporter)?;
+    let texts: Vec<String> = pairs
+        .iter()
+        .flat_map(|pair| [pair.prediction.clone(), pair.reference.clone()])
+        .collect();
+    let vectors = crate::stages::runtime()?
+        .block_on(embedder.embed(&texts))
+        .context("embedding the pairs")?;
+    Ok(vectors
+        .chunks(2)
+        .map(|two| hierarag_pipeline::cosine(&two[0], &two[1]) + 0.0)
+        .collect())
 }
 
 /// Reads the pairs file, refusing anything a user could have meant differently: lines that are

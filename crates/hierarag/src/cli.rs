@@ -69,7 +69,7 @@ pub enum Command {
     /// Run a file of queries against an index and write a TREC run file.
     Retrieve(RetrieveArgs),
     /// Score results: `eval retrieval` compares a TREC run with qrels; `eval text` scores
-    /// answers against references (ROUGE-1, BLEU).
+    /// answers against references (ROUGE-1, BLEU, CS).
     #[command(subcommand)]
     Eval(EvalCommand),
     /// Sample data: `data fetch wiki-sample`.
@@ -393,8 +393,9 @@ pub enum EvalCommand {
     /// AP, nDCG@10, Recall@10 and RR of a TREC run against qrels, with trec_eval's semantics;
     /// queries in the qrels without any result count as 0.
     Retrieval(EvalRetrievalArgs),
-    /// ROUGE-1 F and sentence BLEU (and corpus BLEU) of predictions against references:
-    /// `{id, reference, prediction}` JSONL lines in, per-pair and mean scores out.
+    /// ROUGE-1 F, sentence BLEU (and corpus BLEU) and CS (MiniLM cosine) of predictions
+    /// against references: `{id, reference, prediction}` JSONL lines in, per-pair and mean
+    /// scores out.
     Text(EvalTextArgs),
 }
 
@@ -578,11 +579,12 @@ pub struct AnswerArgs {
     /// The benchmark (from `hierarag generate`).
     #[arg(long, value_name = "FILE")]
     pub benchmark: PathBuf,
-    /// The index of the corpus (from `hierarag index`).
+    /// The index of the corpus (from `hierarag index`); needed by builtin systems.
     #[arg(long, value_name = "DIR")]
-    pub index: PathBuf,
-    /// A run config whose [llm]/[answer] tables set the model and settings; the embedded
-    /// SmolLM2 with the defaults when not given.
+    pub index: Option<PathBuf>,
+    /// A run config whose [llm]/[answer] tables set the model and settings, and whose
+    /// [[system]] tables name the systems; the embedded SmolLM2 with the defaults when not
+    /// given.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The retriever (overrides [answer] retriever).
@@ -597,9 +599,14 @@ pub struct AnswerArgs {
     /// Seed of the answers' sampling (overrides [run] seed; default 42).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Where answers.jsonl goes [default: the benchmark's directory].
+    /// Where answers.jsonl goes [default: the benchmark's directory]; a named [[system]]'s go
+    /// to systems/<name>/ there.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Answer with this [[system]] of --config only [default: every system; a config without
+    /// [[system]] has one, the [answer] pipeline].
+    #[arg(long, value_name = "NAME")]
+    pub system: Option<String>,
 }
 
 /// `hierarag evaluate`.
@@ -658,9 +665,13 @@ pub struct AnalyzeArgs {
     /// built-in one].
     #[arg(long, value_name = "FILE")]
     pub taxonomy: Option<PathBuf>,
-    /// Where analysis.json goes [default: RUN_DIR, else the scores' directory].
+    /// Where analysis.json goes [default: RUN_DIR (the system's folder with --system), else
+    /// the scores' directory].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Analyse this [[system]] of the run [default: its first].
+    #[arg(long, value_name = "NAME")]
+    pub system: Option<String>,
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Print analysis.json to stdout instead of the summary tables.
@@ -741,6 +752,9 @@ pub struct PowerArgs {
     /// The taxonomy [default: RUN_DIR/taxonomy.toml, else the built-in one].
     #[arg(long, value_name = "FILE")]
     pub taxonomy: Option<PathBuf>,
+    /// The pilot's [[system]] whose scores are used [default: the run's first].
+    #[arg(long, value_name = "NAME")]
+    pub system: Option<String>,
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Print power.json to stdout instead of the table.
@@ -986,6 +1000,10 @@ fn parse_host(text: &str) -> Result<IpAddr, String> {
            multiplicity. 0 to 1.
   BLEU     sentence BLEU equal to sacrebleu 2.6.0's sentence_bleu(prediction, [reference]):
            13a tokenizer, case-sensitive, exp smoothing, effective order. 0 to 100.
+  CS       the cosine of the prediction's and the reference's embeddings, as `hierarag
+           evaluate` scores answers: all-MiniLM-L6-v2 (embedded, mean pooling, normalised;
+           equal to sentence-transformers), or the [embeddings] model of --config. --no-cs
+           leaves it out. No response cache.
   corpus   sacrebleu's corpus_bleu(predictions, [references]) over all pairs: n-gram statistics
            summed before scoring, no effective order; not the mean of sentence BLEU.
   mean     the arithmetic mean of the per-pair values.
@@ -999,9 +1017,16 @@ pub struct EvalTextArgs {
     #[arg(long, value_name = "FILE")]
     pub pairs: PathBuf,
     /// Print JSON instead of a table: `{"pairs": [{id, rouge1: {precision, recall, fmeasure},
-    /// bleu}], "mean": {rouge1: {...}, bleu}, "corpus_bleu": ...}`.
+    /// bleu, cs}], "mean": {rouge1: {...}, bleu, cs}, "corpus_bleu": ...}`.
     #[arg(long)]
     pub json: bool,
+    /// Leave CS out (no embedding model is loaded or fetched).
+    #[arg(long)]
+    pub no_cs: bool,
+    /// A run config whose [embeddings] table sets the model for CS; the embedded MiniLM when
+    /// not given (fetched on first use).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[cfg(test)]

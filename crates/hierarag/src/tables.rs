@@ -15,10 +15,16 @@ fn file_name(path: &Path) -> String {
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
-/// Means over the scored questions, overall and per category.
+/// `path` relative to the run directory `root` (`systems/bm25/answers.jsonl`).
+fn in_run(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .map_or_else(|_| file_name(path), |p| p.display().to_string())
+}
+
+/// Means over the scored questions (of the run's first system), overall and per category.
 pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
     let run = &outcome.run;
-    let system = run.main_system();
+    let (_, system) = hierarag_run::systems::system_of_run(run, None)?;
     let benchmark: Vec<BenchmarkRecord> = read_records(&run.benchmark())?;
     let scores: Vec<ScoreRecord> = read_records(&system.scores())?;
     let categories: BTreeMap<&str, &BenchmarkRecord> =
@@ -70,8 +76,8 @@ pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
         "\nresults in {}: {} (questions), {}, {}, {}, manifest.json — {} question{} scored in {:.0} s{}",
         run.root().display(),
         file_name(&run.benchmark()),
-        file_name(&system.answers()),
-        file_name(&system.scores()),
+        in_run(run.root(), &system.answers()),
+        in_run(run.root(), &system.scores()),
         file_name(&run.analysis()),
         scores.len(),
         if scores.len() == 1 { "" } else { "s" },

@@ -123,7 +123,7 @@ impl RunInputs {
             );
         }
         let benchmark = read_input(&benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
-        let answers_path = run_dir.main_system().answers();
+        let answers_path = crate::systems::system_of_run(run_dir, None)?.1.answers();
         let mut answers = if answers_path.exists() {
             read_input(&answers_path, |a: &AnswerRecord| a.id.as_str())?
         } else {

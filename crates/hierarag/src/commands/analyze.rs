@@ -16,17 +16,34 @@ use crate::tables;
 
 pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = args.dir.as_deref().map(RunDir::new);
-    let in_run =
-        |given: &Option<PathBuf>, of_run: fn(&RunDir) -> PathBuf, flag: &str| match (given, &run) {
-            (Some(path), _) => Ok(path.clone()),
-            (None, Some(run)) => Ok(of_run(run)),
-            (None, None) => bail!("give a run directory or --{flag}"),
-        };
-    let benchmark = in_run(&args.benchmark, RunDir::benchmark, "benchmark")?;
-    let scores = in_run(&args.scores, |r| r.main_system().scores(), "scores")?;
-    let answers = match (&args.answers, &run) {
+    // The system analysed: --system, else the run's first (the implicit one without
+    // [[system]]); a named system's analysis goes to its own folder.
+    let system = match (&run, &args.system) {
+        (Some(run), name) => Some(hierarag_run::systems::system_of_run(run, name.as_deref())?),
+        (None, Some(_)) => bail!("--system needs a run directory"),
+        (None, None) => None,
+    };
+    let in_run = |given: &Option<PathBuf>, of_run: &dyn Fn() -> Option<PathBuf>, flag: &str| match (
+        given,
+        of_run(),
+    ) {
+        (Some(path), _) => Ok(path.clone()),
+        (None, Some(path)) => Ok(path),
+        (None, None) => bail!("give a run directory or --{flag}"),
+    };
+    let benchmark = in_run(
+        &args.benchmark,
+        &|| run.as_ref().map(RunDir::benchmark),
+        "benchmark",
+    )?;
+    let scores = in_run(
+        &args.scores,
+        &|| system.as_ref().map(|(_, s)| s.scores()),
+        "scores",
+    )?;
+    let answers = match (&args.answers, &system) {
         (Some(path), _) => Some(path.clone()),
-        (None, Some(run)) => Some(run.main_system().answers()).filter(|p| p.exists()),
+        (None, Some((_, system))) => Some(system.answers()).filter(|p| p.exists()),
         (None, None) => None,
     };
     let manifest = run
@@ -43,7 +60,10 @@ pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let out = args
         .out
         .clone()
-        .or_else(|| run.as_ref().map(|r| r.root().to_path_buf()))
+        .or_else(|| match (&args.system, &system) {
+            (Some(_), Some((_, system))) => Some(system.root().to_path_buf()),
+            _ => run.as_ref().map(|r| r.root().to_path_buf()),
+        })
         .unwrap_or_else(|| out_dir(None, &scores));
     let mut analysis = hierarag_run::analyze::analyze_files(
         &benchmark,

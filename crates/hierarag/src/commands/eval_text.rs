@@ -1,15 +1,23 @@
-//! `hierarag eval text`: ROUGE-1 and BLEU of any prediction/reference pairs.
+//! `hierarag eval text`: ROUGE-1, BLEU and CS of any prediction/reference pairs.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use hierarag_run::text::{TextEvaluation, evaluate, read_pairs};
+use hierarag_run::config::model_config;
+use hierarag_run::text::{TextEvaluation, cosine_similarities, evaluate, read_pairs};
 
 use crate::cli::EvalTextArgs;
+use crate::printer::Printer;
 
-pub fn run(args: &EvalTextArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &EvalTextArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let pairs = read_pairs(&args.pairs)?;
-    let evaluation = evaluate(&pairs);
+    let cs = if args.no_cs {
+        None
+    } else {
+        let config = model_config(args.config.as_deref())?;
+        Some(cosine_similarities(&pairs, &config.embeddings, &printer)?)
+    };
+    let evaluation = evaluate(&pairs, cs.as_deref());
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &evaluation)?;
@@ -28,18 +36,33 @@ fn print_table(out: &mut impl Write, evaluation: &TextEvaluation) -> std::io::Re
         .max()
         .unwrap_or(0)
         .clamp(11, 40);
-    writeln!(out, "{:<width$}  {:>9}  {:>7}", "id", "ROUGE-1 F", "BLEU")?;
+    let cs = |value: Option<f64>| value.map_or_else(String::new, |cs| format!("  {cs:>7.4}"));
+    let has_cs = evaluation.mean.cs.is_some();
+    writeln!(
+        out,
+        "{:<width$}  {:>9}  {:>7}{}",
+        "id",
+        "ROUGE-1 F",
+        "BLEU",
+        if has_cs { "       CS" } else { "" }
+    )?;
     for pair in &evaluation.pairs {
         writeln!(
             out,
-            "{:<width$}  {:>9.4}  {:>7.2}",
-            pair.id, pair.rouge1.fmeasure, pair.bleu
+            "{:<width$}  {:>9.4}  {:>7.2}{}",
+            pair.id,
+            pair.rouge1.fmeasure,
+            pair.bleu,
+            cs(pair.cs)
         )?;
     }
     writeln!(
         out,
-        "{:<width$}  {:>9.4}  {:>7.2}",
-        "mean", evaluation.mean.rouge1.fmeasure, evaluation.mean.bleu
+        "{:<width$}  {:>9.4}  {:>7.2}{}",
+        "mean",
+        evaluation.mean.rouge1.fmeasure,
+        evaluation.mean.bleu,
+        cs(evaluation.mean.cs)
     )?;
     writeln!(
         out,
@@ -48,8 +71,13 @@ fn print_table(out: &mut impl Write, evaluation: &TextEvaluation) -> std::io::Re
     )?;
     writeln!(
         out,
-        "{} pairs; ROUGE-1 as rouge-score 0.1.2 (no stemming); BLEU 0-100 as sacrebleu 2.6.0",
-        evaluation.pairs.len()
+        "{} pairs; ROUGE-1 as rouge-score 0.1.2 (no stemming); BLEU 0-100 as sacrebleu 2.6.0{}",
+        evaluation.pairs.len(),
+        if has_cs {
+            "; CS the cosine of MiniLM embeddings, as `hierarag evaluate`"
+        } else {
+            ""
+        }
     )?;
     Ok(())
 }

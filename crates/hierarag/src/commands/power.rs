@@ -37,7 +37,9 @@ pub fn run(args: &PowerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         bail!("{problem}");
     }
     let taxonomy = hierarag_run::taxonomy::of_run(args.taxonomy.as_deref(), Some(&run))?;
-    let report = hierarag_run::power::plan_run(&run, &taxonomy, &settings, &power, &printer)?;
+    let (_, system) = hierarag_run::systems::system_of_run(&run, args.system.as_deref())?;
+    let report =
+        hierarag_run::power::plan_run(&run, &system, &taxonomy, &settings, &power, &printer)?;
     let path = hierarag_run::power::write(&report, run.root())?;
     if args.json {
         let mut out = std::io::stdout().lock();

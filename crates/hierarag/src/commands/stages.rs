@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use hierarag_run::config::model_config;
+use anyhow::Context;
+use hierarag_run::config::{SystemConfig, SystemKind, model_config};
 use hierarag_run::{Reporter, RunDir, SystemDir, stages};
 
 use crate::cli::{AnswerArgs, EvaluateArgs, GenerateArgs};
@@ -28,17 +29,60 @@ pub fn generate(args: &GenerateArgs, printer: Printer) -> anyhow::Result<ExitCod
 pub fn answer(args: &AnswerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let config = answer_config(args)?;
     let out = out_dir(args.out.as_deref(), &args.benchmark);
-    let (run, system) = (RunDir::new(&out), SystemDir::at(&out));
-    let outcome = stages::answer(
-        &config,
-        &run,
-        &args.benchmark,
-        &args.index,
-        &system,
-        &printer,
-    )?;
-    printer.note(&format!("wrote {}", system.answers().display()));
-    Ok(exit_for(outcome.ok()))
+    let run = RunDir::new(&out);
+    let systems: Vec<SystemConfig> = match &args.system {
+        Some(name) => vec![
+            config
+                .systems
+                .iter()
+                .find(|s| &s.name == name)
+                .cloned()
+                .with_context(|| {
+                    format!(
+                        "--system {name}: the config has no such [[system]]{}",
+                        if config.systems.is_empty() {
+                            " (it has none: leave --system out)".to_owned()
+                        } else {
+                            format!(
+                                "; its systems: {}",
+                                config
+                                    .systems
+                                    .iter()
+                                    .map(|s| s.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        }
+                    )
+                })?,
+        ],
+        None => config.answering_systems(),
+    };
+    let mut ok = true;
+    for system_config in &systems {
+        let name = &system_config.name;
+        let system = hierarag_run::systems::dir_of(&run, &config, name);
+        let label = (!config.systems.is_empty()).then_some(name.as_str());
+        let outcome = match &system_config.kind {
+            SystemKind::Builtin(builtin) => stages::answer(
+                &config.for_builtin(builtin),
+                &run,
+                &args.benchmark,
+                args.index.as_deref().with_context(|| {
+                    format!("system {name} (builtin) retrieves from an index: give --index")
+                })?,
+                &system,
+                label,
+                &printer,
+            )?,
+            SystemKind::File(file) => {
+                stages::import_answers(&run, &args.benchmark, name, file, &system, &printer)?
+            }
+        };
+        printer.note(&format!("wrote {}", system.answers().display()));
+        ok &= outcome.ok();
+    }
+    Ok(exit_for(ok))
 }
 
 pub fn evaluate(args: &EvaluateArgs, printer: Printer) -> anyhow::Result<ExitCode> {
@@ -51,6 +95,7 @@ pub fn evaluate(args: &EvaluateArgs, printer: Printer) -> anyhow::Result<ExitCod
         &args.benchmark,
         &args.answers,
         &system,
+        None,
         &printer,
     )?;
     printer.note(&format!("wrote {}", system.scores().display()));

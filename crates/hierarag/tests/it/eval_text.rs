@@ -60,12 +60,98 @@ fn write_pairs(dir: &TempDir) -> PathBuf {
     path
 }
 
+/// `eval text` without CS (no model needed); [`cs_equals_sentence_transformers`] runs it with.
 fn eval_text(pairs: &Path) -> Command {
     let mut cmd = Command::new(BIN);
     cmd.env_remove("RUST_LOG")
-        .args(["eval", "text", "--pairs"])
+        .args(["eval", "text", "--no-cs", "--pairs"])
         .arg(pairs);
     cmd
+}
+
+/// The texts and sentence-transformers' vectors of hierarag-models' MiniLM reference file.
+fn minilm_reference() -> Vec<(String, Vec<f64>)> {
+    let path = crate::support::workspace_root()
+        .join("crates/hierarag-models/tests/data/minilm_reference.json");
+    let reference: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    reference["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            let vector = item["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            (item["text"].as_str().unwrap().to_owned(), vector)
+        })
+        .collect()
+}
+
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+#[test]
+fn cs_equals_sentence_transformers() {
+    if std::env::var("HIERARAG_NETWORK_TESTS").as_deref() != Ok("1") {
+        println!("skipped: set HIERARAG_NETWORK_TESTS=1 to fetch the MiniLM model");
+        return;
+    }
+    // Pairs of the reference sentences (the non-blank ones): each against the next.
+    let items: Vec<(String, Vec<f64>)> = minilm_reference()
+        .into_iter()
+        .filter(|(text, _)| !text.trim().is_empty())
+        .collect();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("pairs.jsonl");
+    let mut lines = String::new();
+    let mut expected = Vec::new();
+    for (i, pair) in items.windows(2).enumerate() {
+        let line = json!({"id": format!("p{i}"), "reference": pair[0].0, "prediction": pair[1].0});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+        expected.push(cosine(&pair[0].1, &pair[1].1));
+    }
+    std::fs::write(&path, lines).unwrap();
+    let output = Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .args(["eval", "text", "--json", "--pairs"])
+        .arg(&path)
+        .assert()
+        .success();
+    let result: Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    let rows = result["pairs"].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len());
+    let mut worst = 0.0f64;
+    for (row, want) in rows.iter().zip(&expected) {
+        let got = row["cs"].as_f64().unwrap();
+        worst = worst.max((got - want).abs());
+        assert!(
+            (got - want).abs() < 1e-5,
+            "{row}: {got} vs sentence-transformers {want}"
+        );
+    }
+    println!("worst CS difference against sentence-transformers: {worst:.2e}");
+    let mean = expected.iter().sum::<f64>() / expected.len() as f64;
+    assert!((result["mean"]["cs"].as_f64().unwrap() - mean).abs() < 1e-5);
+    // The table has the column.
+    let table = Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .args(["eval", "text", "--pairs"])
+        .arg(&path)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    assert!(stdout.lines().next().unwrap().ends_with("CS"), "{stdout}");
+    assert!(
+        stdout.contains("CS the cosine of MiniLM embeddings"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -264,6 +350,8 @@ fn help_states_the_reference_implementations() {
         "rouge-score 0.1.2",
         "sacrebleu 2.6.0",
         "corpus_bleu",
+        "sentence-transformers",
+        "--no-cs",
     ] {
         assert!(
             stdout.contains(fragment),

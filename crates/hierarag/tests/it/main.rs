@@ -12,4 +12,5 @@ mod quickstart;
 mod quickstart_run;
 mod report;
 mod run;
+mod systems;
 mod taxonomy;

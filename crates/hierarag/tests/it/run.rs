@@ -645,3 +645,116 @@ fn unknown_categories_dimensions_and_personas_are_reported_before_any_stage() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_run_with_several_systems_answers_with_each_in_its_own_folder() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    // A plain run first: its answers become a file made "elsewhere".
+    let plain = dir.path().join("plain");
+    let config = write_config(dir.path(), &corpus, &base_url, &plain);
+    let out = run_to_end(&config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = std::fs::read_to_string(plain.join("answers.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let answer: Value = serde_json::from_str(line).unwrap();
+            json!({"user_input": answer["question"], "response": answer["answer"],
+                   "retrieved_context_ids": answer["doc_ids"]})
+        })
+        .collect();
+    let elsewhere = dir.path().join("elsewhere.jsonl");
+    crate::support::write_lines(&elsewhere, &rows);
+
+    let multi = dir.path().join("multi");
+    let config = write_config(dir.path(), &corpus, &base_url, &multi);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        r#"
+[[system]]
+name = "bm25"
+kind = "builtin"
+
+[[system]]
+name = "hybrid"
+kind = "builtin"
+retriever = "hybrid"
+
+[[system]]
+name = "elsewhere"
+kind = "file"
+path = "{}"
+format = "ragas"
+"#,
+        elsewhere.display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let n = rows.len();
+    assert_eq!(n, 24);
+    assert!(
+        stderr.contains(&format!("answer:elsewhere: {n} of {n} rows")),
+        "{stderr}"
+    );
+    let read = |path: PathBuf| std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    // The same pipeline in its own folder answers as the plain run did.
+    assert_eq!(
+        read(multi.join("systems/bm25/answers.jsonl")),
+        read(plain.join("answers.jsonl"))
+    );
+    // The same answers and rankings read from a file score the same.
+    assert_eq!(
+        read(multi.join("systems/elsewhere/scores.jsonl")),
+        read(multi.join("systems/bm25/scores.jsonl"))
+    );
+    assert_eq!(lines(&multi.join("systems/hybrid/scores.jsonl")), n);
+    let hybrid = String::from_utf8(read(multi.join("systems/hybrid/answers.jsonl"))).unwrap();
+    assert!(hybrid.contains("\"retriever\":\"hybrid\""));
+    for system in ["bm25", "hybrid", "elsewhere"] {
+        assert!(
+            multi
+                .join("systems")
+                .join(system)
+                .join("analysis.json")
+                .exists()
+        );
+    }
+    assert!(!multi.join("answers.jsonl").exists());
+    // The first system's analysis and report sit at the top.
+    assert_eq!(
+        read(multi.join("analysis.json")),
+        read(multi.join("systems/bm25/analysis.json"))
+    );
+    assert!(multi.join("report.html").exists());
+    let manifest: Value = serde_json::from_slice(&read(multi.join("manifest.json"))).unwrap();
+    for stage in [
+        "answer:bm25",
+        "answer:hybrid",
+        "answer:elsewhere",
+        "evaluate:elsewhere",
+    ] {
+        assert!(
+            manifest["stages"][stage].is_object(),
+            "{stage}: {manifest:#}"
+        );
+    }
+    // analyze --system picks one, into its folder.
+    let out = hierarag()
+        .args(["analyze", "-q", "--system", "hybrid"])
+        .arg(&multi)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
