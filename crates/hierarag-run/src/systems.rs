@@ -89,16 +89,132 @@ pub struct AnswerRow {
     pub contexts: Vec<String>,
     /// Document ids of the contexts, or of the retrieved documents, best first.
     pub doc_ids: Vec<String>,
+    /// How each of `doc_ids` was found when the file gave only texts ([`find_documents`]);
+    /// empty when the ids were given.
+    pub found: Vec<FoundBy>,
+}
+
+/// How a context's document was found in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoundBy {
+    /// A chunk holds the context's text, or the context holds the chunk's (whitespace
+    /// normalised).
+    Contains,
+    /// The best BM25 match, holding at least [`BM25_MIN_SHARED_WORDS`] of the context's words.
+    Bm25,
+}
+
+impl FoundBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FoundBy::Contains => "contains",
+            FoundBy::Bm25 => "bm25",
+        }
+    }
+}
+
+/// The share of a context's distinct words (lowercased runs of letters and digits) that its
+/// best BM25 chunk must hold for that chunk's document to be taken as the context's.
+pub const BM25_MIN_SHARED_WORDS: f64 = 0.6;
+
+/// Chunks searched per context for one that contains it.
+const CANDIDATES: usize = 10;
+
+/// The document of each context text in `index`: among the ten best BM25 chunks for the text,
+/// the first that contains it or that it contains (whitespace normalised, case kept); else the
+/// best one when it holds at least [`BM25_MIN_SHARED_WORDS`] of the context's distinct words;
+/// else none.
+pub fn find_documents(
+    index: &hierarag_index::Bm25Index,
+    contexts: &[String],
+) -> anyhow::Result<Vec<Option<(String, FoundBy)>>> {
+    let mut scratch = index.scratch();
+    let mut out = Vec::with_capacity(contexts.len());
+    for context in contexts {
+        let wanted = normalise(context);
+        if wanted.is_empty() {
+            out.push(None);
+            continue;
+        }
+        let hits = index.search(
+            &mut scratch,
+            context,
+            CANDIDATES,
+            hierarag_index::Level::Chunk,
+        );
+        let mut found = None;
+        for hit in &hits {
+            let text = normalise(&index.chunk_text(hit)?);
+            if text.contains(&wanted) || wanted.contains(&text) {
+                found = Some((index.doc_id(hit).to_owned(), FoundBy::Contains));
+                break;
+            }
+        }
+        if found.is_none()
+            && let Some(best) = hits.first()
+        {
+            let words = |text: &str| -> std::collections::HashSet<String> {
+                text.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_lowercase)
+                    .collect()
+            };
+            let context_words = words(context);
+            let chunk_words = words(&index.chunk_text(best)?);
+            let shared = context_words.intersection(&chunk_words).count();
+            if !context_words.is_empty()
+                && shared as f64 / context_words.len() as f64 >= BM25_MIN_SHARED_WORDS
+            {
+                found = Some((index.doc_id(best).to_owned(), FoundBy::Bm25));
+            }
+        }
+        out.push(found);
+    }
+    Ok(out)
+}
+
+/// Words joined by single spaces.
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Gives the rows with context texts but no document ids the documents [`find_documents`]
+/// finds; returns how many contexts were found and how many were not.
+pub fn find_row_documents(
+    index: &hierarag_index::Bm25Index,
+    rows: &mut [AnswerRow],
+) -> anyhow::Result<(usize, usize)> {
+    let (mut found, mut missed) = (0, 0);
+    for row in rows.iter_mut() {
+        if !row.doc_ids.is_empty() || row.contexts.is_empty() {
+            continue;
+        }
+        for hit in find_documents(index, &row.contexts)? {
+            match hit {
+                Some((doc_id, how)) => {
+                    row.doc_ids.push(doc_id);
+                    row.found.push(how);
+                    found += 1;
+                }
+                None => missed += 1,
+            }
+        }
+    }
+    Ok((found, missed))
 }
 
 /// Reads every row of an answers file.
 pub fn read_rows(file: &FileSystem) -> anyhow::Result<Vec<AnswerRow>> {
     let path = &file.path;
     let is_csv = file.format == AnswerFileFormat::Csv
-        || (file.format == AnswerFileFormat::Ragas
-            && path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("csv")));
+        || (matches!(
+            file.format,
+            AnswerFileFormat::Ragas | AnswerFileFormat::Deepeval
+        ) && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv")));
+    // DeepEval's JSONL and CSV join a list of contexts with `|` (its `save_as`).
+    let joined = (file.format == AnswerFileFormat::Deepeval).then_some('|');
     let records: Vec<(usize, Map<String, Value>)> = if is_csv {
         read_csv(path)?
     } else {
@@ -137,7 +253,7 @@ pub fn read_rows(file: &FileSystem) -> anyhow::Result<Vec<AnswerRow>> {
     };
     records
         .into_iter()
-        .map(|(line, record)| row_of(path, line, &record, &fields, is_csv))
+        .map(|(line, record)| row_of(path, line, &record, &fields, is_csv, joined))
         .collect()
 }
 
@@ -237,6 +353,7 @@ fn row_of(
     record: &Map<String, Value>,
     fields: &FieldMap,
     is_csv: bool,
+    joined: Option<char>,
 ) -> anyhow::Result<AnswerRow> {
     let at = |field: &str| format!("{} line {line}, field `{field}`", path.display());
     let text = |field: &Option<String>| -> anyhow::Result<Option<String>> {
@@ -265,7 +382,7 @@ fn row_of(
     let mut contexts = Vec::new();
     let mut doc_ids = Vec::new();
     if let Some(name) = &fields.contexts {
-        for item in list(record.get(name), is_csv).with_context(|| at(name))? {
+        for item in list(record.get(name), is_csv, joined).with_context(|| at(name))? {
             match item {
                 Value::String(s) => contexts.push(s),
                 Value::Object(object) => {
@@ -283,7 +400,7 @@ fn row_of(
         }
     }
     if let Some(name) = &fields.context_ids {
-        for item in list(record.get(name), is_csv).with_context(|| at(name))? {
+        for item in list(record.get(name), is_csv, None).with_context(|| at(name))? {
             match item {
                 Value::String(s) => doc_ids.push(s),
                 Value::Number(n) => doc_ids.push(n.to_string()),
@@ -298,15 +415,24 @@ fn row_of(
         answer,
         contexts,
         doc_ids,
+        found: Vec::new(),
     })
 }
 
-/// A list field: a JSON array, or in CSV a cell holding a JSON array or a Python list literal
-/// (what pandas writes for a list column, as Ragas' `to_csv` does). Absent or null: empty.
-fn list(value: Option<&Value>, is_csv: bool) -> anyhow::Result<Vec<Value>> {
+/// A list field: a JSON array; a string joined by `joined` (DeepEval's files); or in CSV a
+/// cell holding a JSON array or a Python list literal (what pandas writes for a list column, as
+/// Ragas' `to_csv` does). Absent, null or empty: no items.
+fn list(value: Option<&Value>, is_csv: bool, joined: Option<char>) -> anyhow::Result<Vec<Value>> {
     match value {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => Ok(items.clone()),
+        Some(Value::String(text)) if joined.is_some() => Ok(if text.is_empty() {
+            Vec::new()
+        } else {
+            text.split(joined.expect("checked"))
+                .map(|part| Value::String(part.to_owned()))
+                .collect()
+        }),
         Some(Value::String(cell)) if is_csv => {
             let cell = cell.trim();
             if cell.is_empty() {
@@ -475,9 +601,13 @@ fn answer_record(
     // Documents in first-seen order; the score falls with the rank (a ranking is all the
     // retrieval metrics need).
     let mut doc_ids: Vec<String> = Vec::new();
-    for id in &row.doc_ids {
+    let mut doc_ids_found: Vec<String> = Vec::new();
+    for (i, id) in row.doc_ids.iter().enumerate() {
         if !doc_ids.contains(id) {
             doc_ids.push(id.clone());
+            if let Some(how) = row.found.get(i) {
+                doc_ids_found.push(how.as_str().to_owned());
+            }
         }
     }
     let n = doc_ids.len();
@@ -513,6 +643,7 @@ fn answer_record(
             prompt_tokens: 0,
             completion_tokens: 0,
         },
+        doc_ids_found,
     }
 }
 

@@ -75,9 +75,15 @@ pub fn answer(args: &AnswerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
                 label,
                 &printer,
             )?,
-            SystemKind::File(file) => {
-                stages::import_answers(&run, &args.benchmark, name, file, &system, &printer)?
-            }
+            SystemKind::File(file) => stages::import_answers(
+                &run,
+                &args.benchmark,
+                args.index.as_deref(),
+                name,
+                file,
+                &system,
+                &printer,
+            )?,
         };
         printer.note(&format!("wrote {}", system.answers().display()));
         ok &= outcome.ok();

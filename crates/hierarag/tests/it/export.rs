@@ -191,6 +191,7 @@ fn answer_record(
             prompt_tokens: 100,
             completion_tokens: 10,
         },
+        doc_ids_found: Vec::new(),
     }
 }
 

@@ -671,6 +671,36 @@ fn a_run_with_several_systems_answers_with_each_in_its_own_folder() {
         .collect();
     let elsewhere = dir.path().join("elsewhere.jsonl");
     crate::support::write_lines(&elsewhere, &rows);
+    // The same answers with the retrieved documents' texts and no ids (as DeepEval keeps
+    // them): the ids are found in the run's index.
+    let texts: std::collections::HashMap<String, String> = std::fs::read_to_string(&corpus)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let doc: Value = serde_json::from_str(line).unwrap();
+            (
+                doc["id"].as_str().unwrap().to_owned(),
+                doc["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let text_rows: Vec<Value> = std::fs::read_to_string(plain.join("answers.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let answer: Value = serde_json::from_str(line).unwrap();
+            let contexts: Vec<&str> = answer["doc_ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|id| texts[id.as_str().unwrap()].as_str())
+                .collect();
+            json!({"input": answer["question"], "actual_output": answer["answer"],
+                   "retrieval_context": contexts})
+        })
+        .collect();
+    let texts_only = dir.path().join("texts_only.jsonl");
+    crate::support::write_lines(&texts_only, &text_rows);
 
     let multi = dir.path().join("multi");
     let config = write_config(dir.path(), &corpus, &base_url, &multi);
@@ -691,8 +721,15 @@ name = "elsewhere"
 kind = "file"
 path = "{}"
 format = "ragas"
+
+[[system]]
+name = "texts-only"
+kind = "file"
+path = "{}"
+format = "deepeval"
 "#,
-        elsewhere.display()
+        elsewhere.display(),
+        texts_only.display()
     ));
     std::fs::write(&config, text).unwrap();
     let out = run_to_end(&config);
@@ -716,6 +753,14 @@ format = "ragas"
         read(multi.join("systems/bm25/scores.jsonl"))
     );
     assert_eq!(lines(&multi.join("systems/hybrid/scores.jsonl")), n);
+    // Contexts found by their text score as the ids did, and say how they were found.
+    assert_eq!(
+        read(multi.join("systems/texts-only/scores.jsonl")),
+        read(multi.join("systems/bm25/scores.jsonl"))
+    );
+    let found = String::from_utf8(read(multi.join("systems/texts-only/answers.jsonl"))).unwrap();
+    assert!(found.contains("\"doc_ids_found\":[\"contains\""), "{found}");
+    assert!(!found.contains("\"bm25\""), "{found}");
     let hybrid = String::from_utf8(read(multi.join("systems/hybrid/answers.jsonl"))).unwrap();
     assert!(hybrid.contains("\"retriever\":\"hybrid\""));
     for system in ["bm25", "hybrid", "elsewhere"] {

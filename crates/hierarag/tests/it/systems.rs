@@ -261,3 +261,117 @@ fn a_malformed_answers_file_names_the_file_line_and_field() {
         "{stderr}"
     );
 }
+
+/// The peers' Python (ragas, deepeval): `HIERARAG_PEERS_PYTHON`, else `.venv-peers` (both set up
+/// by scripts/test.sh).
+fn peers_python() -> std::path::PathBuf {
+    std::env::var_os("HIERARAG_PEERS_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| crate::support::workspace_root().join(".venv-peers/bin/python"))
+}
+
+#[test]
+fn files_written_by_ragas_and_deepeval_import_with_every_row_matched() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_benchmark(root);
+    // Answers with the characters that trip writers up: quotes of both kinds, commas, a
+    // newline, non-ASCII; contexts with and without ids.
+    let answers = [
+        "In \"Canada\", it's north of 60°.",
+        "Because it was made from wood,\nby distillation.",
+        "Siam.",
+        "I cannot answer from the context.",
+    ];
+    let rows: Vec<Value> = QUESTIONS
+        .iter()
+        .zip(answers)
+        .enumerate()
+        .map(|(i, ((_, question, doc), answer))| {
+            json!({
+                "question": question,
+                "answer": answer,
+                "contexts": if i == 3 { vec![] } else {
+                    vec![format!("Context about '{question}'"), "Another, with a comma".to_owned()]
+                },
+                "context_ids": if i == 3 { vec![] } else { vec![doc.to_string(), "doc-z".to_owned()] },
+            })
+        })
+        .collect();
+    std::fs::write(
+        root.join("rows.json"),
+        serde_json::to_string(&rows).unwrap(),
+    )
+    .unwrap();
+    let python = peers_python();
+    let written = Command::new(&python)
+        .arg(crate::support::workspace_root().join("scripts/peers/write_answers.py"))
+        .arg(root.join("rows.json"))
+        .arg(root.join("peers"))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} ({e}); scripts/test.sh sets up .venv-peers from \
+scripts/peers/requirements.txt",
+                python.display()
+            )
+        });
+    assert!(
+        written.status.success(),
+        "{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    let systems = [
+        ("ragas-jsonl", "ragas.jsonl", "ragas"),
+        ("ragas-csv", "ragas.csv", "ragas"),
+        ("deepeval-json", "deepeval.json", "deepeval"),
+        ("deepeval-jsonl", "deepeval.jsonl", "deepeval"),
+        ("deepeval-csv", "deepeval.csv", "deepeval"),
+    ];
+    let mut config = String::new();
+    for (name, file, format) in systems {
+        config.push_str(&format!(
+            "[[system]]\nname = \"{name}\"\nkind = \"file\"\npath = \"{}\"\nformat = \"{format}\"\n\n",
+            root.join("peers").join(file).display()
+        ));
+    }
+    std::fs::write(root.join("run.toml"), config).unwrap();
+    let out = Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .args(["answer", "--benchmark"])
+        .arg(root.join("benchmark.jsonl"))
+        .arg("--config")
+        .arg(root.join("run.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (name, _, format) in systems {
+        assert!(
+            stderr.contains(&format!("answer:{name}: 4 of 4 rows")),
+            "{name}: {stderr}"
+        );
+        let records = read_answers(&root.join("systems").join(name).join("answers.jsonl"));
+        let got: Vec<&str> = records
+            .iter()
+            .map(|r| r["answer"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, answers, "{name}");
+        let ids: Vec<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["q1", "q2", "q3", "q4"], "{name}");
+        assert_eq!(records[3]["refused"], true, "{name}");
+        if format == "ragas" {
+            // Ragas keeps the context ids: they are the ranking.
+            assert_eq!(records[0]["doc_ids"], json!(["doc-a", "doc-z"]), "{name}");
+            assert_eq!(records[3]["doc_ids"], json!([]), "{name}");
+        } else {
+            // DeepEval has no ids: the texts are there, the ranking is not.
+            assert_eq!(records[0]["doc_ids"], json!([]), "{name}");
+            assert!(
+                stderr.contains(&format!("answer:{name}: 3 answers give context texts")),
+                "{stderr}"
+            );
+        }
+    }
+}
