@@ -25,6 +25,6 @@ pub use journal::{
     sort_records, write_atomic, write_values_atomic,
 };
 pub use stages::{
-    AnswerStage, EvaluateStage, Failure, GenerateStage, NoProgress, Progress, ScoreRecord,
-    StageOutcome, answer_seed, cosine, score, write_failures,
+    AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, NoProgress, Progress,
+    ScoreRecord, StageOutcome, SystemAnswerStage, answer_seed, cosine, score, write_failures,
 };

@@ -231,6 +231,75 @@ pub fn answer_seed(run_seed: u64, id: &str) -> u64 {
     xxh3_64_with_seed(format!("answer/{id}").as_bytes(), run_seed) & 0x7fff_ffff
 }
 
+/// A RAG system that answers one question at a time (a program, a service): the question's
+/// record in, its answer record or why there is none out.
+pub trait AnswerSystem: Sync {
+    fn answer(
+        &self,
+        record: &BenchmarkRecord,
+    ) -> impl std::future::Future<Output = Result<AnswerRecord, String>> + Send;
+}
+
+/// The answer stage of a system asked one question at a time: as [`AnswerStage`], resumable,
+/// with failures recorded, `concurrency` questions outstanding.
+#[derive(Debug)]
+pub struct SystemAnswerStage<'a, S> {
+    pub benchmark: &'a [BenchmarkRecord],
+    pub system: &'a S,
+    pub answers: &'a Path,
+    pub failures: &'a Path,
+    pub concurrency: usize,
+}
+
+impl<S: AnswerSystem> SystemAnswerStage<'_, S> {
+    /// Answers every benchmark question not yet in `answers`.
+    pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
+        let started = Instant::now();
+        let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
+        let mut answers = Journal::open(self.answers, "id")?;
+        check_foreign(&answers, &order)?;
+        let todo: Vec<&BenchmarkRecord> = self
+            .benchmark
+            .iter()
+            .filter(|r| !answers.contains(&r.id))
+            .collect();
+        let resumed = self.benchmark.len() - todo.len();
+        progress.start(self.benchmark.len() as u64, resumed as u64);
+        let mut failures = Vec::new();
+        let mut written = 0;
+        let stop = AtomicBool::new(false);
+        let outcomes = items(todo, self.concurrency, &stop, |record| async move {
+            (record, self.system.answer(record).await)
+        });
+        let mut outcomes = std::pin::pin!(outcomes);
+        while let Some((record, answer)) = outcomes.next().await {
+            match answer {
+                Ok(answer) => {
+                    answers.append(&answer)?;
+                    written += 1;
+                }
+                Err(reason) => failures.push(Failure {
+                    stage: "answer".into(),
+                    item_id: record.id.clone(),
+                    reason,
+                }),
+            }
+            progress.advance(1);
+        }
+        answers.finish(&order)?;
+        failures.sort_by_key(|f| order.get(&f.item_id).copied());
+        write_failures(self.failures, &failures)?;
+        Ok(StageOutcome {
+            items: self.benchmark.len(),
+            resumed,
+            written,
+            failures,
+            seconds: started.elapsed().as_secs_f64(),
+            stopped: None,
+        })
+    }
+}
+
 /// Inputs of the answer stage.
 #[derive(Debug)]
 pub struct AnswerStage<'a> {

@@ -211,6 +211,15 @@ or corpus changed: use a fresh --dir)",
                     &system,
                     reporter,
                 )?,
+                SystemKind::Command(command) => crate::stages::answer_with_command(
+                    &run,
+                    &run.benchmark(),
+                    Some(&run.index()),
+                    name,
+                    command,
+                    &system,
+                    reporter,
+                )?,
             };
             if !finished(&mut outcome, "answer", answered) {
                 break;

@@ -72,6 +72,36 @@ pub enum SystemKind {
     Builtin(BuiltinSystem),
     /// Answers made elsewhere, read from a file.
     File(FileSystem),
+    /// A program speaking JSON lines on its stdin and stdout.
+    Command(CommandSystemConfig),
+}
+
+/// `kind = "command"`: a program started once, asked `{"id", "question"}` lines on its stdin,
+/// answering `{"id", "answer", "contexts"}` lines on its stdout.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSystemConfig {
+    /// The program and its arguments, e.g. `["python3", "my_rag.py"]`.
+    pub command: Vec<String>,
+    /// Questions outstanding at once.
+    #[serde(default = "default_command_concurrency")]
+    pub concurrency: usize,
+    /// Seconds one question may wait for its answer.
+    #[serde(default = "default_command_timeout_s")]
+    pub timeout_s: f64,
+    /// Times the program is started again after it exits, over the stage.
+    #[serde(default = "default_max_restarts")]
+    pub max_restarts: u32,
+}
+
+fn default_command_concurrency() -> usize {
+    8
+}
+fn default_command_timeout_s() -> f64 {
+    120.0
+}
+fn default_max_restarts() -> u32 {
+    3
 }
 
 /// `kind = "builtin"`: the `[answer]` pipeline with some settings of its own.
@@ -547,18 +577,32 @@ as it names a folder"
                 }
                 SystemKind::File(file)
             }
-            SystemKindName::Http | SystemKindName::Command => {
+            SystemKindName::Command => {
+                let span = section.span.clone();
+                let command: CommandSystemConfig = section.into_typed(document)?;
+                let problem = if command.command.is_empty() || command.command[0].is_empty() {
+                    Some(
+                        "command is empty: give the program and its arguments, e.g. \
+[\"python3\", \"my_rag.py\"]",
+                    )
+                } else if command.concurrency == 0 {
+                    Some("concurrency must be at least 1")
+                } else if !(command.timeout_s > 0.0 && command.timeout_s.is_finite()) {
+                    Some("timeout_s must be a positive number of seconds")
+                } else {
+                    None
+                };
+                if let Some(problem) = problem {
+                    return Err(document.error_at(&format!("system {name}"), span, problem));
+                }
+                SystemKind::Command(command)
+            }
+            SystemKindName::Http => {
                 return Err(document.error_at(
                     &format!("system {name}"),
                     kind_span,
-                    format!(
-                        "kind {:?} is not available in this version yet (builtin and file are)",
-                        if kind == SystemKindName::Http {
-                            "http"
-                        } else {
-                            "command"
-                        }
-                    ),
+                    "kind \"http\" is not available in this version yet (builtin, file and \
+command are)",
                 ));
             }
         };
@@ -890,6 +934,14 @@ answer = "a"
             (
                 "name = \"x\"\nkind = \"http\"\nurl = \"u\"\n",
                 "not available",
+            ),
+            (
+                "name = \"x\"\nkind = \"command\"\ncommand = []\n",
+                "command is empty",
+            ),
+            (
+                "name = \"x\"\nkind = \"command\"\ncommand = [\"p\"]\nconcurency = 2\n",
+                "concurency",
             ),
             (
                 "name = \"x\"\nkind = \"builtin\"\nretriver = \"bm25\"\n",

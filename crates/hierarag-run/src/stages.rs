@@ -20,7 +20,7 @@ use hierarag_rag::{
     HybridRetriever, Retriever, RetrieverKind,
 };
 
-use crate::config::{FileSystem, RunConfig};
+use crate::config::{CommandSystemConfig, FileSystem, RunConfig};
 use crate::layout::{RunDir, SystemDir};
 use crate::manifest::{Manifest, OutputFile, StageRecord, StageUsage, now_unix_s};
 use crate::models::{chat_client, embedder};
@@ -494,6 +494,86 @@ scores (AP, nDCG@10, Recall@10, RR) count no relevant document found",
         started,
         &outcome,
         &[benchmark_path, &file.path],
+        &[&system.answers()],
+        Vec::new(),
+    )?;
+    Ok(outcome)
+}
+
+/// The answer stage of a `kind = "command"` system: the program started once and asked every
+/// unanswered question, `concurrency` at a time; resumable like every stage, its stderr in
+/// `command.log` of the system's folder.
+#[allow(clippy::too_many_arguments)]
+pub fn answer_with_command(
+    run: &RunDir,
+    benchmark_path: &Path,
+    index_dir: Option<&Path>,
+    name: &str,
+    command: &CommandSystemConfig,
+    system: &SystemDir,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let started = now_unix_s();
+    let key = stage_key("answer", Some(name));
+    let root = system.root();
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let benchmark: Vec<BenchmarkRecord> =
+        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
+    let index = match index_dir {
+        Some(dir) if dir.join("manifest.json").exists() => Some(
+            hierarag_index::Bm25Index::open(dir)
+                .with_context(|| format!("opening the index {}", dir.display()))?,
+        ),
+        _ => None,
+    };
+    let log = root.join("command.log");
+    let runtime = runtime()?;
+    let outcome = runtime.block_on(async {
+        let program = hierarag_systems::CommandSystem::new(hierarag_systems::CommandSettings {
+            command: command.command.clone(),
+            log: log.clone(),
+            timeout: std::time::Duration::from_secs_f64(command.timeout_s),
+            max_restarts: command.max_restarts,
+        })?;
+        let answers = crate::systems::CommandAnswers {
+            name,
+            program,
+            command: &command.command,
+            index: index.as_ref(),
+        };
+        let (answers_path, failures_path) = (system.answers(), system.failures("answer"));
+        let stage = hierarag_pipeline::SystemAnswerStage {
+            benchmark: &benchmark,
+            system: &answers,
+            answers: &answers_path,
+            failures: &failures_path,
+            concurrency: command.concurrency,
+        };
+        let counter = stage_counter(reporter, &key);
+        let outcome = stage.run(&StageProgress(&*counter)).await?;
+        drop(counter);
+        if answers.program.restarts() > 0 {
+            reporter.warn(&format!(
+                "{key}: the program exited and was started again {} time{} (see {})",
+                answers.program.restarts(),
+                if answers.program.restarts() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                log.display()
+            ));
+        }
+        anyhow::Ok(outcome)
+    })?;
+    drop(runtime);
+    report(&key, &outcome, &[], &system.failures("answer"), reporter);
+    record_stage(
+        run,
+        &key,
+        started,
+        &outcome,
+        &[benchmark_path],
         &[&system.answers()],
         Vec::new(),
     )?;

@@ -585,18 +585,28 @@ pub fn match_rows(
         if row.doc_ids.is_empty() && !row.contexts.is_empty() {
             matched.without_doc_ids += 1;
         }
-        matched
-            .answers
-            .push(answer_record(record, row, system, file));
+        matched.answers.push(answer_record(
+            record,
+            row,
+            system,
+            format!("file:{}", file.format.as_str()),
+            serde_json::json!({
+                "path": file.path.display().to_string(),
+                "format": file.format.as_str(),
+            }),
+        ));
     }
     matched
 }
 
+/// The answer record of `row` for the question `record`, from the system `system` (its kind
+/// as `retriever`, what it is in `params`).
 fn answer_record(
     record: &BenchmarkRecord,
     row: &AnswerRow,
     system: &str,
-    file: &FileSystem,
+    retriever: String,
+    params: Value,
 ) -> AnswerRecord {
     // Documents in first-seen order; the score falls with the rank (a ranking is all the
     // retrieval metrics need).
@@ -625,25 +635,81 @@ fn answer_record(
     AnswerRecord {
         id: record.id.clone(),
         question: record.question.clone(),
-        retriever: format!("file:{}", file.format.as_str()),
+        retriever,
         retrieved,
         doc_ids,
         doc_scores,
         answer: row.answer.clone(),
         refused: is_refusal(&row.answer),
         llm: AnswerModel {
-            backend: "file".into(),
+            backend: "system".into(),
             model: system.to_owned(),
-            params: serde_json::json!({
-                "path": file.path.display().to_string(),
-                "format": file.format.as_str(),
-            }),
+            params,
         },
         usage: AnswerUsage {
             prompt_tokens: 0,
             completion_tokens: 0,
         },
         doc_ids_found,
+    }
+}
+
+/// A `kind = "command"` system as the answer stage asks it: the program's reply made an answer
+/// record, its contexts' documents found in `index` when it gives only texts.
+#[derive(Debug)]
+pub struct CommandAnswers<'a> {
+    pub name: &'a str,
+    pub program: hierarag_systems::CommandSystem,
+    pub command: &'a [String],
+    pub index: Option<&'a hierarag_index::Bm25Index>,
+}
+
+impl hierarag_pipeline::AnswerSystem for CommandAnswers<'_> {
+    async fn answer(&self, record: &BenchmarkRecord) -> Result<AnswerRecord, String> {
+        let reply = self
+            .program
+            .ask(&record.id, &record.question)
+            .await
+            .map_err(|error| {
+                let mut text = error.to_string();
+                let mut source = std::error::Error::source(&error);
+                while let Some(cause) = source {
+                    text.push_str(&format!(": {cause}"));
+                    source = cause.source();
+                }
+                text
+            })?;
+        let mut row = AnswerRow {
+            line: 0,
+            id: Some(record.id.clone()),
+            question: None,
+            answer: reply.answer,
+            contexts: reply
+                .contexts
+                .iter()
+                .filter_map(|c| c.text.clone())
+                .collect(),
+            doc_ids: reply
+                .contexts
+                .iter()
+                .filter_map(|c| c.doc_id.clone())
+                .collect(),
+            found: Vec::new(),
+        };
+        if let Some(index) = self.index
+            && row.doc_ids.is_empty()
+            && !row.contexts.is_empty()
+        {
+            find_row_documents(index, std::slice::from_mut(&mut row))
+                .map_err(|error| format!("finding the contexts' documents: {error:#}"))?;
+        }
+        Ok(answer_record(
+            record,
+            &row,
+            self.name,
+            "command".into(),
+            serde_json::json!({ "command": self.command }),
+        ))
     }
 }
 

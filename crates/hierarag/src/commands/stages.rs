@@ -84,6 +84,15 @@ pub fn answer(args: &AnswerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
                 &system,
                 &printer,
             )?,
+            SystemKind::Command(command) => stages::answer_with_command(
+                &run,
+                &args.benchmark,
+                args.index.as_deref(),
+                name,
+                command,
+                &system,
+                &printer,
+            )?,
         };
         printer.note(&format!("wrote {}", system.answers().display()));
         ok &= outcome.ok();

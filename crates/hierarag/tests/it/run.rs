@@ -727,9 +727,19 @@ name = "texts-only"
 kind = "file"
 path = "{}"
 format = "deepeval"
+
+[[system]]
+name = "keywords"
+kind = "command"
+command = ["{}", "{}", "{}"]
 "#,
         elsewhere.display(),
-        texts_only.display()
+        texts_only.display(),
+        std::env::var("HIERARAG_PYTHON").unwrap_or_else(|_| "python3".into()),
+        crate::support::workspace_root()
+            .join("examples/systems/keyword_rag.py")
+            .display(),
+        corpus.display()
     ));
     std::fs::write(&config, text).unwrap();
     let out = run_to_end(&config);
@@ -761,6 +771,12 @@ format = "deepeval"
     let found = String::from_utf8(read(multi.join("systems/texts-only/answers.jsonl"))).unwrap();
     assert!(found.contains("\"doc_ids_found\":[\"contains\""), "{found}");
     assert!(!found.contains("\"bm25\""), "{found}");
+    // The example program of examples/systems answers every question, with its documents.
+    let keywords = String::from_utf8(read(multi.join("systems/keywords/answers.jsonl"))).unwrap();
+    assert_eq!(keywords.lines().count(), n);
+    assert!(keywords.contains("\"retriever\":\"command\""), "{keywords}");
+    assert!(keywords.contains("\"doc_ids\":[\"doc"), "{keywords}");
+    assert_eq!(lines(&multi.join("systems/keywords/scores.jsonl")), n);
     let hybrid = String::from_utf8(read(multi.join("systems/hybrid/answers.jsonl"))).unwrap();
     assert!(hybrid.contains("\"retriever\":\"hybrid\""));
     for system in ["bm25", "hybrid", "elsewhere"] {
@@ -785,6 +801,7 @@ format = "deepeval"
         "answer:hybrid",
         "answer:elsewhere",
         "evaluate:elsewhere",
+        "answer:keywords",
     ] {
         assert!(
             manifest["stages"][stage].is_object(),

@@ -1,9 +1,11 @@
 //! `[[system]]` with `kind = "file"`: answers made elsewhere, in each format, matched to the
 //! benchmark by id or question text, written to `systems/<name>/`, and what did not match
-//! reported.
+//! reported; with `kind = "command"`: a program over JSON lines, killed and resumed, and one
+//! that prints garbage and exits.
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use crate::support::{BIN, write_lines};
 use serde_json::{Value, json};
@@ -374,4 +376,142 @@ scripts/peers/requirements.txt",
             );
         }
     }
+}
+
+/// A benchmark of `n` questions `q000…`.
+fn write_big_benchmark(dir: &Path, n: usize) {
+    let records: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({
+                "id": format!("q{i:03}"), "question": format!("What is item {i}?"), "answer": "ref",
+                "doc_ids": [format!("doc-{}", i % 7)], "design": "rq1", "set": "qc",
+                "categories": [{"dimension": "qc", "level": "coarse", "category": "simple"}],
+                "persona": {}, "generator": {"backend": "openai", "model": "m", "params": {}},
+                "candidates_considered": 1, "attempts": 1,
+                "filter": {"enabled": false, "passed": 1, "judged": 1}
+            })
+        })
+        .collect();
+    write_lines(&dir.join("benchmark.jsonl"), &records);
+}
+
+/// Answers each question after a short wait, out of order across its worker threads.
+const SLOW_PROGRAM: &str = r#"
+import json, sys, threading, time, random
+lock = threading.Lock()
+def work(q):
+    time.sleep(random.uniform(0.005, 0.03))
+    reply = {"id": q["id"], "answer": "answer to " + q["question"],
+             "contexts": [{"doc_id": "doc-" + str(int(q["id"][1:]) % 7), "text": "t"}]}
+    with lock:
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+for line in sys.stdin:
+    threading.Thread(target=work, args=(json.loads(line),)).start()
+"#;
+
+fn command_config(root: &Path) -> std::path::PathBuf {
+    std::fs::write(root.join("slow.py"), SLOW_PROGRAM).unwrap();
+    let python = std::env::var("HIERARAG_PYTHON").unwrap_or_else(|_| "python3".into());
+    let config = root.join("run.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[system]]\nname = \"slow\"\nkind = \"command\"\ncommand = [\"{python}\", \"{}\"]\nconcurrency = 8\n",
+            root.join("slow.py").display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+fn answer_command(root: &Path, out: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .env_remove("RUST_LOG")
+        .args(["answer", "-q", "--benchmark"])
+        .arg(root.join("benchmark.jsonl"))
+        .arg("--config")
+        .arg(root.join("run.toml"))
+        .arg("--out")
+        .arg(out);
+    command
+}
+
+#[test]
+fn a_killed_command_system_resumes_to_the_same_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_big_benchmark(root, 240);
+    command_config(root);
+    let straight = root.join("straight");
+    let out = answer_command(root, &straight).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers = straight.join("systems/slow/answers.jsonl");
+    let expected = std::fs::read(&answers).unwrap();
+    assert_eq!(expected.iter().filter(|&&b| b == b'\n').count(), 240);
+    assert!(String::from_utf8_lossy(&expected).contains("\"doc_ids\":[\"doc-3\"]"));
+
+    // SIGKILL mid-stage, then a rerun: the same bytes, nothing lost or twice.
+    let resumed = root.join("resumed");
+    let journal = resumed.join("systems/slow/answers.jsonl");
+    let mut child = answer_command(root, &resumed)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let lines = std::fs::read(&journal)
+            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+            .unwrap_or(0);
+        if lines >= 60 || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let partial = std::fs::read(&journal).unwrap();
+    let partial_lines = partial.iter().filter(|&&b| b == b'\n').count();
+    assert!((60..240).contains(&partial_lines), "{partial_lines}");
+    let out = answer_command(root, &resumed).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), expected);
+}
+
+#[test]
+fn a_command_that_prints_garbage_and_exits_fails_its_questions_naming_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_big_benchmark(root, 5);
+    std::fs::write(
+        root.join("bad.py"),
+        "print('hello, not JSON')\nraise SystemExit(4)\n",
+    )
+    .unwrap();
+    let python = std::env::var("HIERARAG_PYTHON").unwrap_or_else(|_| "python3".into());
+    std::fs::write(
+        root.join("run.toml"),
+        format!(
+            "[[system]]\nname = \"bad\"\nkind = \"command\"\ncommand = [\"{python}\", \"{}\"]\nmax_restarts = 1\n",
+            root.join("bad.py").display()
+        ),
+    )
+    .unwrap();
+    let out = answer_command(root, root).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let failures = std::fs::read_to_string(root.join("systems/bad/answer.failures.jsonl")).unwrap();
+    assert_eq!(failures.lines().count(), 5, "{failures}");
+    assert!(failures.contains("exit status: 4"), "{failures}");
+    let log = std::fs::read_to_string(root.join("systems/bad/command.log")).unwrap();
+    assert!(log.contains("is not an answer"), "{log}");
 }
