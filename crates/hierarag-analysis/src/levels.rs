@@ -125,6 +125,17 @@ pub(crate) fn group<'a>(
         .collect()
 }
 
+/// The dimensions of `groups`, in their order (taxonomy order), each once.
+pub(crate) fn dimension_keys<'g>(groups: &'g [LevelGroup<'_>]) -> Vec<&'g str> {
+    let mut keys: Vec<&str> = Vec::new();
+    for group in groups {
+        if !keys.contains(&group.dimension.as_str()) {
+            keys.push(&group.dimension);
+        }
+    }
+    keys
+}
+
 /// The position of a dimension in the taxonomy (unknown dimensions last).
 pub(crate) fn dimension_order(taxonomy: &Taxonomy, dimension: &str) -> usize {
     taxonomy

@@ -110,12 +110,7 @@ pub fn analyze(observations: &[Observation], taxonomy: &Taxonomy, settings: &Set
         .collect();
 
     // Across levels, per dimension in taxonomy order.
-    let mut dimension_keys: Vec<&str> = Vec::new();
-    for group in &groups {
-        if !dimension_keys.contains(&group.dimension.as_str()) {
-            dimension_keys.push(&group.dimension);
-        }
-    }
+    let dimension_keys = levels::dimension_keys(&groups);
     let mut splits = Vec::new();
     let mut dimensions = Vec::new();
     let mut presents = Vec::new();

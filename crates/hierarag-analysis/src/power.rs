@@ -447,12 +447,7 @@ pub fn power(
         .collect();
     let groups = levels::group(&single, taxonomy);
     let mut notes = Vec::new();
-    let mut dimension_keys: Vec<&str> = Vec::new();
-    for group in &groups {
-        if !dimension_keys.contains(&group.dimension.as_str()) {
-            dimension_keys.push(&group.dimension);
-        }
-    }
+    let dimension_keys = levels::dimension_keys(&groups);
     // The tests: each dimension's coarsest level against no split, then each pair of
     // adjacent levels present.
     let mut tests: Vec<(Option<&LevelGroup<'_>>, &LevelGroup<'_>)> = Vec::new();

@@ -231,13 +231,19 @@ pub fn answer_seed(run_seed: u64, id: &str) -> u64 {
     xxh3_64_with_seed(format!("answer/{id}").as_bytes(), run_seed) & 0x7fff_ffff
 }
 
-/// A RAG system that answers one question at a time (a program, a service): the question's
-/// record in, its answer record or why there is none out.
+/// A RAG system that answers one question at a time (the builtin pipeline, a program, a
+/// service): the question's record in, its answer record or why there is none out.
 pub trait AnswerSystem: Sync {
     fn answer(
         &self,
         record: &BenchmarkRecord,
-    ) -> impl std::future::Future<Output = Result<AnswerRecord, String>> + Send;
+    ) -> impl std::future::Future<Output = Result<AnswerRecord, String>>;
+
+    /// Why no later question can succeed (an endpoint refused the client), once that is so:
+    /// the stage then starts no new question.
+    fn refusal(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The answer stage of a system asked one question at a time: as [`AnswerStage`], resumable,
@@ -267,6 +273,7 @@ impl<S: AnswerSystem> SystemAnswerStage<'_, S> {
         progress.start(self.benchmark.len() as u64, resumed as u64);
         let mut failures = Vec::new();
         let mut written = 0;
+        let mut stopped = None;
         let stop = AtomicBool::new(false);
         let outcomes = items(todo, self.concurrency, &stop, |record| async move {
             (record, self.system.answer(record).await)
@@ -285,8 +292,16 @@ impl<S: AnswerSystem> SystemAnswerStage<'_, S> {
                 }),
             }
             progress.advance(1);
+            if stopped.is_none()
+                && let Some(refusal) = self.system.refusal()
+            {
+                // No question starts after a refusal; those in progress finish.
+                stopped = Some(refusal);
+                stop.store(true, Ordering::SeqCst);
+            }
         }
         answers.finish(&order)?;
+        without_refused(&mut failures, &stopped);
         failures.sort_by_key(|f| order.get(&f.item_id).copied());
         write_failures(self.failures, &failures)?;
         Ok(StageOutcome {
@@ -295,7 +310,7 @@ impl<S: AnswerSystem> SystemAnswerStage<'_, S> {
             written,
             failures,
             seconds: started.elapsed().as_secs_f64(),
-            stopped: None,
+            stopped,
         })
     }
 }
@@ -315,74 +330,41 @@ pub struct AnswerStage<'a> {
 impl AnswerStage<'_> {
     /// Answers every benchmark question not yet in `answers.jsonl`.
     pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
-        let started = Instant::now();
-        let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
-        let mut answers = Journal::open(self.answers, "id")?;
-        check_foreign(&answers, &order)?;
-        let todo: Vec<&BenchmarkRecord> = self
-            .benchmark
-            .iter()
-            .filter(|r| !answers.contains(&r.id))
-            .collect();
-        let resumed = self.benchmark.len() - todo.len();
-        progress.start(self.benchmark.len() as u64, resumed as u64);
-        let mut failures = Vec::new();
-        let mut written = 0;
-        let mut stopped = None;
-        let stop = AtomicBool::new(false);
-        let outcomes = items(todo, self.concurrency, &stop, |record| async move {
-            // Retrieval borrows the retriever, so it runs on this task; the prompt, the call
-            // and the record run as a task of their own.
-            let seed = answer_seed(self.seed, &record.id);
-            let answer = match self.answerer.retrieve(&record.question).await {
-                Ok(chunks) => {
-                    spawned(self.answerer.answer_from_chunks(
-                        record.id.clone(),
-                        record.question.clone(),
-                        seed,
-                        chunks,
-                    ))
-                    .await
-                }
-                Err(error) => Err(error),
-            };
-            (record, answer)
-        });
-        let mut outcomes = std::pin::pin!(outcomes);
-        // The reply behind an answer is in the response cache already.
-        while let Some((record, answer)) = outcomes.next().await {
-            match answer {
-                Ok(answer) => {
-                    answers.append(&answer)?;
-                    written += 1;
-                }
-                Err(error) => failures.push(Failure {
-                    stage: "answer".into(),
-                    item_id: record.id.clone(),
-                    reason: with_sources(&error),
-                }),
-            }
-            progress.advance(1);
-            if stopped.is_none()
-                && let Some(refusal) = self.answerer.refusal()
-            {
-                // No question starts after a refusal; those in progress finish.
-                stopped = Some(refusal.to_string());
-                stop.store(true, Ordering::SeqCst);
-            }
+        SystemAnswerStage {
+            benchmark: self.benchmark,
+            system: self,
+            answers: self.answers,
+            failures: self.failures,
+            concurrency: self.concurrency,
         }
-        answers.finish(&order)?;
-        without_refused(&mut failures, &stopped);
-        failures.sort_by_key(|f| order.get(&f.item_id).copied());
-        write_failures(self.failures, &failures)?;
-        Ok(StageOutcome {
-            items: self.benchmark.len(),
-            resumed,
-            written,
-            failures,
-            seconds: started.elapsed().as_secs_f64(),
-            stopped,
-        })
+        .run(progress)
+        .await
+    }
+}
+
+/// The builtin pipeline as a system: retrieval on the stage's task (it borrows the
+/// retriever), the prompt, the call and the record as a task of their own. The reply behind an
+/// answer is in the response cache already.
+impl AnswerSystem for AnswerStage<'_> {
+    async fn answer(&self, record: &BenchmarkRecord) -> Result<AnswerRecord, String> {
+        let seed = answer_seed(self.seed, &record.id);
+        let chunks = self
+            .answerer
+            .retrieve(&record.question)
+            .await
+            .map_err(|error| with_sources(&error))?;
+        spawned(self.answerer.answer_from_chunks(
+            record.id.clone(),
+            record.question.clone(),
+            seed,
+            chunks,
+        ))
+        .await
+        .map_err(|error| with_sources(&error))
+    }
+
+    fn refusal(&self) -> Option<String> {
+        self.answerer.refusal().map(|refusal| refusal.to_string())
     }
 }
 

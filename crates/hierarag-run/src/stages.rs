@@ -392,10 +392,13 @@ pub fn import_answers(
     let needs_lookup = rows
         .iter()
         .any(|r| r.doc_ids.is_empty() && !r.contexts.is_empty());
-    match index_dir {
-        Some(dir) if needs_lookup && dir.join("manifest.json").exists() => {
-            let index = hierarag_index::Bm25Index::open(dir)
-                .with_context(|| format!("opening the index {}", dir.display()))?;
+    match index_dir
+        .filter(|_| needs_lookup)
+        .map(open_index)
+        .transpose()?
+        .flatten()
+    {
+        Some(index) => {
             let (found, missed) = crate::systems::find_row_documents(&index, &mut rows)?;
             reporter.note(&format!(
                 "{key}: {found} of {} context texts given without document ids found in the \
@@ -519,13 +522,7 @@ pub fn answer_with_command(
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
-    let index = match index_dir {
-        Some(dir) if dir.join("manifest.json").exists() => Some(
-            hierarag_index::Bm25Index::open(dir)
-                .with_context(|| format!("opening the index {}", dir.display()))?,
-        ),
-        _ => None,
-    };
+    let index = index_dir.map(open_index).transpose()?.flatten();
     let log = root.join("command.log");
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
@@ -578,4 +575,14 @@ pub fn answer_with_command(
         Vec::new(),
     )?;
     Ok(outcome)
+}
+
+/// The index in `dir`, when one was built there (a system's contexts are looked up in it).
+fn open_index(dir: &Path) -> anyhow::Result<Option<hierarag_index::Bm25Index>> {
+    if !dir.join("manifest.json").exists() {
+        return Ok(None);
+    }
+    hierarag_index::Bm25Index::open(dir)
+        .map(Some)
+        .with_context(|| format!("opening the index {}", dir.display()))
 }

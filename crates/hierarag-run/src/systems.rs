@@ -670,15 +670,7 @@ impl hierarag_pipeline::AnswerSystem for CommandAnswers<'_> {
             .program
             .ask(&record.id, &record.question)
             .await
-            .map_err(|error| {
-                let mut text = error.to_string();
-                let mut source = std::error::Error::source(&error);
-                while let Some(cause) = source {
-                    text.push_str(&format!(": {cause}"));
-                    source = cause.source();
-                }
-                text
-            })?;
+            .map_err(|error| format!("{:#}", anyhow::Error::new(error)))?;
         let mut row = AnswerRow {
             line: 0,
             id: Some(record.id.clone()),
