@@ -83,6 +83,13 @@ impl ResponseCache {
                          dim INTEGER NOT NULL,
                          vectors BLOB NOT NULL,
                          created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+                     );
+                     CREATE TABLE IF NOT EXISTS replies (
+                         key TEXT PRIMARY KEY,
+                         endpoint TEXT NOT NULL,
+                         body TEXT NOT NULL,
+                         latency_ms REAL NOT NULL,
+                         created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
                      );",
                 )?;
                 Ok(connection)
@@ -243,6 +250,39 @@ impl ResponseCache {
     }
 }
 
+impl ResponseCache {
+    /// The stored reply body for `key` (a JSON service's), with the latency of its call.
+    pub(crate) fn get_reply(&self, key: &str) -> Result<Option<(String, f64)>, LlmError> {
+        self.read(|connection| {
+            connection
+                .prepare_cached("SELECT body, latency_ms FROM replies WHERE key = ?1")?
+                .query_row(params![key], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()
+        })
+    }
+
+    /// Stores a reply body and returns once it is committed; the first stored for a key stays.
+    pub(crate) async fn put_reply(
+        &self,
+        key: &str,
+        endpoint: &str,
+        body: &str,
+        latency_ms: f64,
+    ) -> Result<(), LlmError> {
+        let row = (key.to_string(), endpoint.to_string(), body.to_string());
+        self.write(move |connection| {
+            connection
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO replies (key, endpoint, body, latency_ms)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![row.0, row.1, row.2, latency_ms])
+                .map(drop)
+        })
+        .await
+    }
+}
+
 /// Stores a completion; the first stored for a key stays.
 const INSERT_COMPLETION: &str = "INSERT OR IGNORE INTO completions (key, backend, model, text,
          finish_reason, prompt_tokens, completion_tokens, latency_ms)
@@ -362,6 +402,17 @@ pub fn embed_cache_key(backend: &str, model: &str, texts: &[String]) -> String {
         "backend": backend,
         "model": model,
         "texts": texts,
+    }))
+}
+
+/// The cache key of a JSON POST to a service: its URL and body. Headers are not part of it
+/// (they carry secrets, and a new token must not make every request new).
+pub fn reply_cache_key(url: &str, body: &Value) -> String {
+    key_of(&json!({
+        "version": KEY_VERSION,
+        "kind": "reply",
+        "url": url,
+        "body": body,
     }))
 }
 

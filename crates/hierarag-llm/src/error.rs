@@ -37,6 +37,14 @@ key, the model name and the base URL)"
         /// The status and the server's message.
         reason: String,
     },
+    /// A service's reply arrived but is not what the caller reads (a [`crate::JsonClient`]
+    /// reply without the field it maps): not retried, not cached.
+    #[error("{service} at {endpoint}: {reason}")]
+    Reply {
+        service: String,
+        endpoint: String,
+        reason: String,
+    },
     /// The response cache could not be opened, read or written.
     #[error("response cache {}: {message}", path.display())]
     Cache { path: PathBuf, message: String },

@@ -15,6 +15,10 @@
 //!   call and gets the same text; a reply is committed before the call returns it;
 //! - usage accounting ([`UsageSummary`]) for the run manifest and a stage's last line.
 //!
+//! [`JsonClient`] gives the same machinery to a JSON service that is not a model server (a
+//! user's RAG service behind HTTP): one URL, headers that stay out of the cache and the logs,
+//! and a reader of the reply whose refusal is neither retried nor cached.
+//!
 //! [`delimit`] keeps text from a corpus or a user's system inside the data blocks of a prompt
 //! (no `</document>` in a document can close its block).
 //!
@@ -59,19 +63,21 @@ mod embedder;
 mod endpoints;
 mod error;
 mod http;
+mod json_client;
 mod openai;
 mod retry;
 mod types;
 mod usage;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat};
-pub use cache::{ResponseCache, chat_cache_key, embed_cache_key};
+pub use cache::{ResponseCache, chat_cache_key, embed_cache_key, reply_cache_key};
 pub use chat_client::{ChatClient, Reply};
 pub use config::{
     CacheSetting, ChatBackendKind, ClientSettings, EmbedBackendKind, EmbeddingsConfig, LlmConfig,
 };
 pub use embedder::Embedder;
 pub use error::{ConfigError, LlmError};
+pub use json_client::{JsonClient, JsonReply};
 pub use openai::{OpenAiChat, OpenAiEmbeddings};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use types::{

@@ -36,7 +36,7 @@ impl fmt::Display for UsageSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} {}: {} requests ({} cached), {} calls, {} {}, {} failed, {} prompt + {} completion tokens, {:.1} s in calls",
+            "{} {}: {} requests ({} cached), {} calls, {} {}, {} failed, ",
             self.backend,
             self.model,
             self.requests,
@@ -49,10 +49,16 @@ impl fmt::Display for UsageSummary {
                 "retries"
             },
             self.failures,
-            self.prompt_tokens,
-            self.completion_tokens,
-            self.latency_ms / 1000.0,
         )?;
+        // A service that is not a model server (`http`) counts no tokens.
+        if self.backend != "http" {
+            write!(
+                f,
+                "{} prompt + {} completion tokens, ",
+                self.prompt_tokens, self.completion_tokens
+            )?;
+        }
+        write!(f, "{:.1} s in calls", self.latency_ms / 1000.0)?;
         // The most frequent reason, so that a failing stage says why on its last line.
         if let Some((reason, count)) = self
             .failure_reasons

@@ -28,9 +28,9 @@
 //! to its end, and the client's turnaround: the time from a reply written to the first byte
 //! of the next request on the same connection, which every round of requests adds to a stage.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hierarag_generate::{BenchmarkRecord, GenerateSettings, Generator};
@@ -42,6 +42,9 @@ use hierarag_taxonomy::{Granularity, Taxonomy};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
+
+mod common;
+use common::{Timer, parse_head};
 
 #[derive(Default)]
 struct Gauge {
@@ -112,67 +115,10 @@ fn reply_to(body: &[u8]) -> Vec<u8> {
     reply("An answer from the first passage.".into())
 }
 
-/// Releases replies at their deadlines. With one fixed delay, deadlines come in the order the
-/// requests arrived, so a queue serves and the thread never needs waking for a new one unless
-/// it was idle.
-#[derive(Default)]
-struct Timer {
-    alarms: Mutex<VecDeque<(Instant, oneshot::Sender<()>)>>,
-    idle: Condvar,
-}
-
-impl Timer {
-    fn set(&self, deadline: Instant, waker: oneshot::Sender<()>) {
-        let mut alarms = self.alarms.lock().unwrap();
-        alarms.push_back((deadline, waker));
-        if alarms.len() == 1 {
-            self.idle.notify_one();
-        }
-    }
-
-    /// Sleeps until the first deadline (within the kernel's timer slack, tens of
-    /// microseconds), then wakes every alarm that is due.
-    fn run(&self) {
-        let mut alarms = self.alarms.lock().unwrap();
-        loop {
-            let Some(&(deadline, _)) = alarms.front() else {
-                alarms = self.idle.wait(alarms).unwrap();
-                continue;
-            };
-            let now = Instant::now();
-            if deadline > now {
-                drop(alarms);
-                std::thread::sleep(deadline - now);
-                alarms = self.alarms.lock().unwrap();
-                continue;
-            }
-            while alarms.front().is_some_and(|(deadline, _)| *deadline <= now) {
-                let (_, waker) = alarms.pop_front().expect("looked at");
-                let _ = waker.send(());
-            }
-        }
-    }
-}
-
 struct Mock {
     gauge: Gauge,
     delay: Duration,
     timer: Timer,
-}
-
-/// Where the headers of a request end, and the length of its body.
-fn parse_head(buffer: &[u8]) -> Option<(usize, usize)> {
-    let end = buffer.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
-    let head = std::str::from_utf8(&buffer[..end]).expect("ASCII headers");
-    let length = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse::<usize>().expect("a length"))
-        })
-        .unwrap_or(0);
-    Some((end, length))
 }
 
 /// Serves one connection: requests one after another (HTTP/1.1 keep-alive), each answered

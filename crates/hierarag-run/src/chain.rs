@@ -220,6 +220,15 @@ or corpus changed: use a fresh --dir)",
                     &system,
                     reporter,
                 )?,
+                SystemKind::Http(http) => crate::stages::answer_with_http(
+                    &run,
+                    &run.benchmark(),
+                    Some(&run.index()),
+                    name,
+                    http,
+                    &system,
+                    reporter,
+                )?,
             };
             if !finished(&mut outcome, "answer", answered) {
                 break;

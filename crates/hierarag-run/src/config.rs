@@ -7,12 +7,13 @@
 //! that answer the benchmark). Relative paths are taken from the current directory. Unknown
 //! tables and keys are errors naming the file and key.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_generate::GenerateSettings;
-use hierarag_llm::{ChatBackendKind, EmbedBackendKind, EmbeddingsConfig, LlmConfig};
+use hierarag_llm::{CacheSetting, ChatBackendKind, EmbedBackendKind, EmbeddingsConfig, LlmConfig};
 use hierarag_rag::{AnswerSettings, RetrieverKind};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -74,6 +75,196 @@ pub enum SystemKind {
     File(FileSystem),
     /// A program speaking JSON lines on its stdin and stdout.
     Command(CommandSystemConfig),
+    /// A service answering JSON POSTs.
+    Http(HttpSystemConfig),
+}
+
+/// `kind = "http"`: a service POSTed a JSON body per question, its reply read by JSON Pointers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSystemConfig {
+    /// Where the questions are POSTed, e.g. `http://127.0.0.1:8080/ask`.
+    pub url: String,
+    /// Headers sent with every request; `${VAR}` in a value is the environment variable `VAR`,
+    /// read when the system starts (so a secret stays out of the config, the manifest, the
+    /// cache and the logs, which keep the `${VAR}` form).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The JSON body; `{question}` and `{id}` in its strings are the question and its id.
+    #[serde(default = "default_http_body")]
+    pub body: serde_json::Value,
+    /// JSON Pointer to the answer text in the reply.
+    #[serde(default = "default_answer_pointer")]
+    pub answer: String,
+    /// JSON Pointer to the list of contexts (strings, or objects); none: no contexts.
+    #[serde(default)]
+    pub contexts: Option<String>,
+    /// Inside a context object, the pointer to its text.
+    #[serde(default = "default_context_text")]
+    pub context_text: String,
+    /// Inside a context object, the pointer to its document id.
+    #[serde(default = "default_context_doc_id")]
+    pub context_doc_id: String,
+    /// Requests in flight at once.
+    #[serde(default = "default_command_concurrency")]
+    pub concurrency: usize,
+    /// Seconds one attempt may take.
+    #[serde(default = "default_command_timeout_s")]
+    pub timeout_s: f64,
+    /// Attempts per question, the first included.
+    #[serde(default = "default_http_max_attempts")]
+    pub max_attempts: u32,
+    /// Backoff ceiling after the first failure, in seconds; it doubles after each further one.
+    #[serde(default = "default_http_backoff_s")]
+    pub backoff_s: f64,
+    #[serde(default = "default_http_max_backoff_s")]
+    pub max_backoff_s: f64,
+    /// The response cache, relative to the run directory, or `"off"` (default:
+    /// `systems/<name>/http-cache.sqlite`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheSetting>,
+}
+
+fn default_http_body() -> serde_json::Value {
+    serde_json::json!({"id": "{id}", "question": "{question}"})
+}
+fn default_answer_pointer() -> String {
+    "/answer".into()
+}
+fn default_context_text() -> String {
+    "/text".into()
+}
+fn default_context_doc_id() -> String {
+    "/doc_id".into()
+}
+fn default_http_max_attempts() -> u32 {
+    5
+}
+fn default_http_backoff_s() -> f64 {
+    1.0
+}
+fn default_http_max_backoff_s() -> f64 {
+    60.0
+}
+
+impl HttpSystemConfig {
+    /// The headers with `${VAR}` read from the environment; an error names the header.
+    pub fn headers_from_env(&self) -> Result<Vec<(String, String)>, String> {
+        self.headers
+            .iter()
+            .map(|(key, value)| {
+                hierarag_systems::expand_env(value, |name| std::env::var(name).ok())
+                    .map(|value| (key.clone(), value))
+                    .map_err(|message| format!("headers.{key}: {message}"))
+            })
+            .collect()
+    }
+
+    /// The response cache file of system `name` in `run_dir`, unless it is off.
+    pub fn cache_path(&self, run_dir: &Path, name: &str) -> Option<PathBuf> {
+        match &self.cache {
+            Some(setting) => setting.resolve(run_dir),
+            None => Some(run_dir.join("systems").join(name).join("http-cache.sqlite")),
+        }
+    }
+
+    /// What the LLM layer's client needs: the limit, timeout, retries and cache.
+    pub fn client_settings(&self, run_dir: &Path, name: &str) -> hierarag_llm::ClientSettings {
+        hierarag_llm::ClientSettings {
+            concurrency: self.concurrency,
+            timeout: std::time::Duration::from_secs_f64(self.timeout_s),
+            retry: hierarag_llm::RetryPolicy {
+                max_attempts: self.max_attempts,
+                base_delay: std::time::Duration::from_secs_f64(self.backoff_s),
+                max_delay: std::time::Duration::from_secs_f64(self.max_backoff_s),
+                ..hierarag_llm::RetryPolicy::default()
+            },
+            cache: self.cache_path(run_dir, name),
+            jitter_seed: None,
+        }
+    }
+
+    /// Where the answer and contexts are in a reply.
+    pub fn mapping(&self) -> hierarag_systems::ReplyMapping {
+        hierarag_systems::ReplyMapping {
+            answer: self.answer.clone(),
+            contexts: self.contexts.clone(),
+            context_text: Some(self.context_text.clone()),
+            context_doc_id: Some(self.context_doc_id.clone()),
+        }
+    }
+
+    /// The first problem of the config, as (key, message): a URL that is not http(s), a template
+    /// with an unknown placeholder, a pointer that is not one, a malformed `${VAR}`, a limit
+    /// that cannot work. The environment is not read here.
+    fn problem(&self) -> Option<(&'static str, String)> {
+        match check_url(&self.url) {
+            Ok(()) => {}
+            Err(message) => return Some(("url", message)),
+        }
+        let placeholders = match hierarag_systems::template_placeholders(
+            &self.body,
+            &hierarag_systems::PLACEHOLDERS,
+        ) {
+            Ok(placeholders) => placeholders,
+            Err(message) => return Some(("body", message)),
+        };
+        if !placeholders.iter().any(|p| p == "question") {
+            return Some((
+                "body",
+                "the body never sends the question: put \"{question}\" in one of its strings"
+                    .into(),
+            ));
+        }
+        let pointers = [
+            ("answer", Some(&self.answer)),
+            ("contexts", self.contexts.as_ref()),
+            ("context_text", Some(&self.context_text)),
+            ("context_doc_id", Some(&self.context_doc_id)),
+        ];
+        for (key, pointer) in pointers {
+            if let Some(pointer) = pointer
+                && let Err(message) = hierarag_systems::check_pointer(pointer)
+            {
+                return Some((key, message));
+            }
+        }
+        for (key, value) in &self.headers {
+            if let Err(message) = hierarag_systems::expand_env(value, |_| Some(String::new())) {
+                return Some(("headers", format!("{key}: {message}")));
+            }
+        }
+        if self.concurrency == 0 {
+            return Some(("concurrency", "must be at least 1".into()));
+        }
+        if self.max_attempts == 0 {
+            return Some(("max_attempts", "must be at least 1".into()));
+        }
+        for (key, seconds) in [
+            ("timeout_s", self.timeout_s),
+            ("backoff_s", self.backoff_s),
+            ("max_backoff_s", self.max_backoff_s),
+        ] {
+            if !(seconds.is_finite() && seconds >= 0.0) || (key == "timeout_s" && seconds == 0.0) {
+                return Some((key, "must be a positive number of seconds".into()));
+            }
+        }
+        None
+    }
+}
+
+/// Checks that `url` parses and is http or https.
+fn check_url(url: &str) -> Result<(), String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| format!("{url:?} is not a URL (e.g. \"http://127.0.0.1:8080/ask\")"))?;
+    if !matches!(scheme, "http" | "https") {
+        return Err(format!("{url:?}: only http and https URLs are supported"));
+    }
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err(format!("{url:?} has no host"));
+    }
+    Ok(())
 }
 
 /// `kind = "command"`: a program started once, asked `{"id", "question"}` lines on its stdin,
@@ -524,7 +715,7 @@ as it names a folder"
             ));
         }
         section.name = format!("system {name}");
-        let Some((kind, kind_span)) = section.take::<SystemKindName>("kind", document)? else {
+        let Some((kind, _)) = section.take::<SystemKindName>("kind", document)? else {
             return Err(document.error_at(
                 &section.name,
                 section.span.clone(),
@@ -598,12 +789,21 @@ as it names a folder"
                 SystemKind::Command(command)
             }
             SystemKindName::Http => {
-                return Err(document.error_at(
-                    &format!("system {name}"),
-                    kind_span,
-                    "kind \"http\" is not available in this version yet (builtin, file and \
-command are)",
-                ));
+                let spans: BTreeMap<String, std::ops::Range<usize>> = section
+                    .entries
+                    .iter()
+                    .map(|(key, value)| (key.get_ref().to_string(), value.span()))
+                    .collect();
+                let span = section.span.clone();
+                let http: HttpSystemConfig = section.into_typed(document)?;
+                if let Some((key, problem)) = http.problem() {
+                    return Err(document.error_at(
+                        &format!("system {name}"),
+                        spans.get(key).cloned().unwrap_or(span),
+                        format!("{key}: {problem}"),
+                    ));
+                }
+                SystemKind::Http(http)
             }
         };
         systems.push(SystemConfig { name, kind });
@@ -920,6 +1120,46 @@ answer = "a"
         assert_eq!(json["systems"][1]["retriever"], "hybrid");
         let plain = RunConfig::parse("[corpus]\ninputs = [\"a\"]\n", Path::new("r.toml")).unwrap();
         assert!(plain.to_json().get("systems").is_none());
+        let http = RunConfig::parse(
+            r#"[corpus]
+inputs = ["a"]
+[[system]]
+name = "prod"
+kind = "http"
+url = "http://127.0.0.1:8080/ask"
+headers = { Authorization = "Bearer ${RAG_TOKEN}" }
+body = { query = "{question}", k = 10 }
+contexts = "/sources"
+context_doc_id = "/metadata/doc_id"
+concurrency = 16
+"#,
+            Path::new("r.toml"),
+        )
+        .unwrap();
+        let SystemKind::Http(service) = &http.systems[0].kind else {
+            panic!("http")
+        };
+        assert_eq!(
+            service.body,
+            serde_json::json!({"query": "{question}", "k": 10})
+        );
+        assert_eq!(
+            (service.answer.as_str(), service.context_text.as_str()),
+            ("/answer", "/text")
+        );
+        let run = Path::new("runs/x");
+        assert_eq!(
+            service.cache_path(run, "prod").unwrap(),
+            run.join("systems/prod/http-cache.sqlite")
+        );
+        assert_eq!(service.client_settings(run, "prod").concurrency, 16);
+        // The manifest keeps the reference, never the secret.
+        let json = http.to_json();
+        assert_eq!(
+            json["systems"][0]["headers"]["Authorization"],
+            "Bearer ${RAG_TOKEN}"
+        );
+        assert_eq!(json["systems"][0]["kind"], "http");
         assert_eq!(plain.answering_systems()[0].name, MAIN_SYSTEM);
     }
 
@@ -933,7 +1173,15 @@ answer = "a"
             ("name = \"x\"\nkind = \"htp\"\n", "htp"),
             (
                 "name = \"x\"\nkind = \"http\"\nurl = \"u\"\n",
-                "not available",
+                "url: \"u\" is not a URL",
+            ),
+            (
+                "name = \"x\"\nkind = \"http\"\nurl = \"http://h/ask\"\nbody = { k = 3 }\n",
+                "body: the body never sends the question",
+            ),
+            (
+                "name = \"x\"\nkind = \"http\"\nurl = \"http://h/ask\"\ncontexts = \"src\"\n",
+                "contexts: \"src\" is not a JSON Pointer",
             ),
             (
                 "name = \"x\"\nkind = \"command\"\ncommand = []\n",

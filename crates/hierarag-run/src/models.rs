@@ -94,7 +94,7 @@ pub fn check_models(
                     format!("answerer of {}", system.name),
                     builtin.llm.as_ref().unwrap_or(config.answerer_llm()),
                 )),
-                SystemKind::File(_) | SystemKind::Command(_) => None,
+                SystemKind::File(_) | SystemKind::Command(_) | SystemKind::Http(_) => None,
             })
             .collect()
     };

@@ -20,7 +20,7 @@ use hierarag_rag::{
     HybridRetriever, Retriever, RetrieverKind,
 };
 
-use crate::config::{CommandSystemConfig, FileSystem, RunConfig};
+use crate::config::{CommandSystemConfig, FileSystem, HttpSystemConfig, RunConfig};
 use crate::layout::{RunDir, SystemDir};
 use crate::manifest::{Manifest, OutputFile, StageRecord, StageUsage, now_unix_s};
 use crate::models::{chat_client, embedder};
@@ -516,14 +516,13 @@ pub fn answer_with_command(
     system: &SystemDir,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let started = now_unix_s();
-    let key = stage_key("answer", Some(name));
-    let root = system.root();
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
-    let benchmark: Vec<BenchmarkRecord> =
-        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
-    let index = index_dir.map(open_index).transpose()?.flatten();
-    let log = root.join("command.log");
+    let SystemStage {
+        started,
+        key,
+        benchmark,
+        index,
+    } = SystemStage::start(benchmark_path, index_dir, name, system)?;
+    let log = system.root().join("command.log");
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
         let program = hierarag_systems::CommandSystem::new(hierarag_systems::CommandSettings {
@@ -538,17 +537,15 @@ pub fn answer_with_command(
             command: &command.command,
             index: index.as_ref(),
         };
-        let (answers_path, failures_path) = (system.answers(), system.failures("answer"));
-        let stage = hierarag_pipeline::SystemAnswerStage {
-            benchmark: &benchmark,
-            system: &answers,
-            answers: &answers_path,
-            failures: &failures_path,
-            concurrency: command.concurrency,
-        };
-        let counter = stage_counter(reporter, &key);
-        let outcome = stage.run(&StageProgress(&*counter)).await?;
-        drop(counter);
+        let outcome = run_system_stage(
+            &key,
+            &benchmark,
+            &answers,
+            system,
+            command.concurrency,
+            reporter,
+        )
+        .await?;
         if answers.program.restarts() > 0 {
             reporter.warn(&format!(
                 "{key}: the program exited and was started again {} time{} (see {})",
@@ -575,6 +572,146 @@ pub fn answer_with_command(
         Vec::new(),
     )?;
     Ok(outcome)
+}
+
+/// The answer stage of a `kind = "http"` system: each unanswered question POSTed to the
+/// service, `concurrency` in flight, through the LLM layer's client (retries, `Retry-After`,
+/// the response cache); resumable like every stage, each answer's latency appended to
+/// `latency.jsonl` of the system's folder.
+#[allow(clippy::too_many_arguments)]
+pub fn answer_with_http(
+    run: &RunDir,
+    benchmark_path: &Path,
+    index_dir: Option<&Path>,
+    name: &str,
+    http: &HttpSystemConfig,
+    system: &SystemDir,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let headers = http
+        .headers_from_env()
+        .map_err(|message| anyhow::anyhow!("[system {name}]: {message}"))?;
+    let SystemStage {
+        started,
+        key,
+        benchmark,
+        index,
+    } = SystemStage::start(benchmark_path, index_dir, name, system)?;
+    let root = system.root();
+    let runtime = runtime()?;
+    let (outcome, usage, quantiles) = runtime.block_on(async {
+        let service = hierarag_systems::HttpSystem::new(hierarag_systems::HttpSettings {
+            name: name.to_owned(),
+            url: http.url.clone(),
+            headers,
+            body: http.body.clone(),
+            mapping: http.mapping(),
+            client: http.client_settings(run.root(), name),
+        })
+        .with_context(|| format!("[system {name}]"))?;
+        let answers = crate::systems::HttpAnswers::new(
+            name,
+            service,
+            index.as_ref(),
+            &root.join("latency.jsonl"),
+        )?;
+        // Twice the requests in flight, so that the next question is ready when a reply frees
+        // a slot (its record written meanwhile).
+        let outcome = run_system_stage(
+            &key,
+            &benchmark,
+            &answers,
+            system,
+            2 * http.concurrency,
+            reporter,
+        )
+        .await?;
+        anyhow::Ok((
+            outcome,
+            answers.service.usage(),
+            answers.latency_quantiles(),
+        ))
+    })?;
+    drop(runtime);
+    let usages = vec![StageUsage {
+        role: "service".into(),
+        summary: usage,
+        cost: None,
+    }];
+    report(
+        &key,
+        &outcome,
+        &usages,
+        &system.failures("answer"),
+        reporter,
+    );
+    if let Some((median, p95)) = quantiles {
+        reporter.note(&format!(
+            "  latency of the calls made: median {median:.0} ms, 95th percentile {p95:.0} ms \
+(each question's in {})",
+            root.join("latency.jsonl").display()
+        ));
+    }
+    record_stage(
+        run,
+        &key,
+        started,
+        &outcome,
+        &[benchmark_path],
+        &[&system.answers()],
+        usages,
+    )?;
+    Ok(outcome)
+}
+
+/// What the answer stage of a system asked one question at a time starts from.
+struct SystemStage {
+    started: u64,
+    key: String,
+    benchmark: Vec<BenchmarkRecord>,
+    index: Option<hierarag_index::Bm25Index>,
+}
+
+impl SystemStage {
+    /// The system's folder made, the benchmark read, the index opened when there is one.
+    fn start(
+        benchmark_path: &Path,
+        index_dir: Option<&Path>,
+        name: &str,
+        system: &SystemDir,
+    ) -> anyhow::Result<SystemStage> {
+        let started = now_unix_s();
+        let root = system.root();
+        std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+        Ok(SystemStage {
+            started,
+            key: stage_key("answer", Some(name)),
+            benchmark: read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?,
+            index: index_dir.map(open_index).transpose()?.flatten(),
+        })
+    }
+}
+
+/// Answers the questions of `benchmark` not yet in the system's `answers.jsonl`, `concurrency`
+/// in progress, with a progress counter.
+async fn run_system_stage<S: hierarag_pipeline::AnswerSystem>(
+    key: &str,
+    benchmark: &[BenchmarkRecord],
+    answers: &S,
+    system: &SystemDir,
+    concurrency: usize,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let (answers_path, failures_path) = (system.answers(), system.failures("answer"));
+    let stage = hierarag_pipeline::SystemAnswerStage {
+        benchmark,
+        system: answers,
+        answers: &answers_path,
+        failures: &failures_path,
+        concurrency,
+    };
+    let counter = stage_counter(reporter, key);
+    Ok(stage.run(&StageProgress(&*counter)).await?)
 }
 
 /// The index in `dir`, when one was built there (a system's contexts are looked up in it).

@@ -671,38 +671,155 @@ impl hierarag_pipeline::AnswerSystem for CommandAnswers<'_> {
             .ask(&record.id, &record.question)
             .await
             .map_err(|error| format!("{:#}", anyhow::Error::new(error)))?;
-        let mut row = AnswerRow {
-            line: 0,
-            id: Some(record.id.clone()),
-            question: None,
-            answer: reply.answer,
-            contexts: reply
-                .contexts
-                .iter()
-                .filter_map(|c| c.text.clone())
-                .collect(),
-            doc_ids: reply
-                .contexts
-                .iter()
-                .filter_map(|c| c.doc_id.clone())
-                .collect(),
-            found: Vec::new(),
-        };
-        if let Some(index) = self.index
-            && row.doc_ids.is_empty()
-            && !row.contexts.is_empty()
-        {
-            find_row_documents(index, std::slice::from_mut(&mut row))
-                .map_err(|error| format!("finding the contexts' documents: {error:#}"))?;
-        }
-        Ok(answer_record(
+        reply_record(
             record,
-            &row,
+            reply,
+            self.index,
             self.name,
-            "command".into(),
+            "command",
             serde_json::json!({ "command": self.command }),
-        ))
+        )
     }
+}
+
+/// A `kind = "http"` system as the answer stage asks it: the service's reply made an answer
+/// record, each answer's latency appended to `latency.jsonl`, and the first reply that does
+/// not fit the mapping stopping the stage.
+#[derive(Debug)]
+pub struct HttpAnswers<'a> {
+    pub name: &'a str,
+    pub service: hierarag_systems::HttpSystem,
+    pub index: Option<&'a hierarag_index::Bm25Index>,
+    /// `latency.jsonl` of the system's folder, appended to.
+    pub latency: std::sync::Mutex<std::fs::File>,
+    /// This pass's latencies of calls made (cache hits excluded), in milliseconds.
+    pub latencies: std::sync::Mutex<Vec<f64>>,
+    /// Set by the first reply that does not fit the mapping.
+    pub mismatch: std::sync::OnceLock<String>,
+}
+
+impl HttpAnswers<'_> {
+    pub fn new<'a>(
+        name: &'a str,
+        service: hierarag_systems::HttpSystem,
+        index: Option<&'a hierarag_index::Bm25Index>,
+        latency_path: &Path,
+    ) -> anyhow::Result<HttpAnswers<'a>> {
+        let latency = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(latency_path)
+            .with_context(|| format!("opening {}", latency_path.display()))?;
+        Ok(HttpAnswers {
+            name,
+            service,
+            index,
+            latency: std::sync::Mutex::new(latency),
+            latencies: std::sync::Mutex::new(Vec::new()),
+            mismatch: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The median and 95th percentile of this pass's call latencies, in milliseconds.
+    pub fn latency_quantiles(&self) -> Option<(f64, f64)> {
+        let mut latencies = self
+            .latencies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if latencies.is_empty() {
+            return None;
+        }
+        latencies.sort_by(f64::total_cmp);
+        let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
+        Some((at(0.5), at(0.95)))
+    }
+}
+
+impl hierarag_pipeline::AnswerSystem for HttpAnswers<'_> {
+    async fn answer(&self, record: &BenchmarkRecord) -> Result<AnswerRecord, String> {
+        let answer = match self.service.ask(&record.id, &record.question).await {
+            Ok(answer) => answer,
+            Err(error) => {
+                let reason = error.to_string();
+                if matches!(error, hierarag_llm::LlmError::Reply { .. }) {
+                    let _ = self.mismatch.set(format!(
+                        "question {}: {reason}; no further question is asked (fix the mapping \
+or the service)",
+                        record.id
+                    ));
+                }
+                return Err(reason);
+            }
+        };
+        let line = serde_json::json!({
+            "id": record.id,
+            "latency_ms": answer.latency_ms,
+            "attempts": answer.attempts,
+            "cached": answer.cached,
+        });
+        {
+            use std::io::Write as _;
+            let mut file = self.latency.lock().unwrap_or_else(|e| e.into_inner());
+            writeln!(file, "{line}").map_err(|e| format!("writing latency.jsonl: {e}"))?;
+        }
+        if !answer.cached {
+            let mut latencies = self.latencies.lock().unwrap_or_else(|e| e.into_inner());
+            latencies.push(answer.latency_ms);
+        }
+        reply_record(
+            record,
+            answer.reply,
+            self.index,
+            self.name,
+            "http",
+            serde_json::json!({ "url": self.service.url() }),
+        )
+    }
+
+    fn refusal(&self) -> Option<String> {
+        self.mismatch
+            .get()
+            .cloned()
+            .or_else(|| self.service.refusal().map(|error| error.to_string()))
+    }
+}
+
+/// The answer record of a system's reply; when its contexts give texts but no document ids,
+/// the documents are looked up in `index`.
+fn reply_record(
+    record: &BenchmarkRecord,
+    reply: hierarag_systems::Reply,
+    index: Option<&hierarag_index::Bm25Index>,
+    name: &str,
+    kind: &str,
+    params: Value,
+) -> Result<AnswerRecord, String> {
+    let mut row = AnswerRow {
+        line: 0,
+        id: Some(record.id.clone()),
+        question: None,
+        contexts: reply
+            .contexts
+            .iter()
+            .filter_map(|c| c.text.clone())
+            .collect(),
+        doc_ids: reply
+            .contexts
+            .iter()
+            .filter_map(|c| c.doc_id.clone())
+            .collect(),
+        answer: reply.answer,
+        found: Vec::new(),
+    };
+    if let Some(index) = index
+        && row.doc_ids.is_empty()
+        && !row.contexts.is_empty()
+    {
+        find_row_documents(index, std::slice::from_mut(&mut row))
+            .map_err(|error| format!("finding the contexts' documents: {error:#}"))?;
+    }
+    Ok(answer_record(record, &row, name, kind.into(), params))
 }
 
 #[cfg(test)]

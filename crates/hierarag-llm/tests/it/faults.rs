@@ -16,7 +16,7 @@ use hierarag_llm::{
 use serde_json::json;
 
 /// Fast retries (a few milliseconds of backoff), no cache, a generous timeout.
-fn settings() -> ClientSettings {
+pub(crate) fn settings() -> ClientSettings {
     ClientSettings {
         concurrency: 4,
         timeout: Duration::from_secs(30),

@@ -3,4 +3,5 @@
 mod support;
 
 mod faults;
+mod json_client;
 mod llama_server;

@@ -260,7 +260,8 @@ async fn respond(mut reply: Reply) -> Response {
 }
 
 /// OpenAI chat: `echo: <last message>`; OpenAI embeddings: `[len, index]` per input, listed in
-/// reverse order to check that clients sort by `index`; Anthropic messages: two text blocks.
+/// reverse order to check that clients sort by `index`; Anthropic messages: two text blocks;
+/// `/ask` (a RAG service): `{"answer": "echo: <query>"}`.
 pub fn default_reply(path: &str, body: &Value) -> Reply {
     if path.ends_with("/chat/completions") {
         let last = body["messages"]
@@ -294,6 +295,9 @@ pub fn default_reply(path: &str, body: &Value) -> Reply {
                 "usage": {"input_tokens": 12, "output_tokens": 3},
             }),
         )
+    } else if path == "/ask" {
+        let query = body["query"].as_str().unwrap_or("");
+        Reply::json(200, json!({"answer": format!("echo: {query}")}))
     } else {
         Reply::json(
             404,

@@ -93,6 +93,15 @@ pub fn answer(args: &AnswerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
                 &system,
                 &printer,
             )?,
+            SystemKind::Http(http) => stages::answer_with_http(
+                &run,
+                &args.benchmark,
+                args.index.as_deref(),
+                name,
+                http,
+                &system,
+                &printer,
+            )?,
         };
         printer.note(&format!("wrote {}", system.answers().display()));
         ok &= outcome.ok();

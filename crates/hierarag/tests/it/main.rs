@@ -6,6 +6,7 @@ mod annotate;
 mod cli;
 mod eval_text;
 mod export;
+mod http_system;
 mod llm;
 mod plan;
 mod quickstart;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_hierarag");
@@ -117,3 +117,48 @@ pub const FORMULAS: [&str; 7] = [
     "'quoted",
     "\u{FF1D}1+1",
 ];
+
+/// A benchmark of `n` questions `q000…` ("What is item i?", relevant document `doc-<i mod 7>`).
+pub fn write_numbered_benchmark(dir: &Path, n: usize) {
+    let records: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({
+                "id": format!("q{i:03}"), "question": format!("What is item {i}?"), "answer": "ref",
+                "doc_ids": [format!("doc-{}", i % 7)], "design": "rq1", "set": "qc",
+                "categories": [{"dimension": "qc", "level": "coarse", "category": "simple"}],
+                "persona": {}, "generator": {"backend": "openai", "model": "m", "params": {}},
+                "candidates_considered": 1, "attempts": 1,
+                "filter": {"enabled": false, "passed": 1, "judged": 1}
+            })
+        })
+        .collect();
+    write_lines(&dir.join("benchmark.jsonl"), &records);
+}
+
+/// The lines of the file at `path` (0 when it does not exist).
+pub fn count_lines(path: &Path) -> usize {
+    std::fs::read(path)
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+        .unwrap_or(0)
+}
+
+/// Starts `command`, kills it (SIGKILL) once `journal` has `at_least` lines (or after a minute)
+/// and returns how many it has then.
+pub fn kill_once_written(
+    command: &mut std::process::Command,
+    journal: &Path,
+    at_least: usize,
+) -> usize {
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while count_lines(journal) < at_least && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    count_lines(journal)
+}

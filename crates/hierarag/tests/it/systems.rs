@@ -5,9 +5,8 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
-use crate::support::{BIN, write_lines};
+use crate::support::{BIN, kill_once_written, write_lines, write_numbered_benchmark};
 use serde_json::{Value, json};
 
 /// Four benchmark questions.
@@ -378,23 +377,6 @@ scripts/peers/requirements.txt",
     }
 }
 
-/// A benchmark of `n` questions `q000…`.
-fn write_big_benchmark(dir: &Path, n: usize) {
-    let records: Vec<Value> = (0..n)
-        .map(|i| {
-            json!({
-                "id": format!("q{i:03}"), "question": format!("What is item {i}?"), "answer": "ref",
-                "doc_ids": [format!("doc-{}", i % 7)], "design": "rq1", "set": "qc",
-                "categories": [{"dimension": "qc", "level": "coarse", "category": "simple"}],
-                "persona": {}, "generator": {"backend": "openai", "model": "m", "params": {}},
-                "candidates_considered": 1, "attempts": 1,
-                "filter": {"enabled": false, "passed": 1, "judged": 1}
-            })
-        })
-        .collect();
-    write_lines(&dir.join("benchmark.jsonl"), &records);
-}
-
 /// Answers each question after a short wait, out of order across its worker threads.
 const SLOW_PROGRAM: &str = r#"
 import json, sys, threading, time, random
@@ -442,7 +424,7 @@ fn answer_command(root: &Path, out: &Path) -> Command {
 fn a_killed_command_system_resumes_to_the_same_answers() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    write_big_benchmark(root, 240);
+    write_numbered_benchmark(root, 240);
     command_config(root);
     let straight = root.join("straight");
     let out = answer_command(root, &straight).output().unwrap();
@@ -459,25 +441,7 @@ fn a_killed_command_system_resumes_to_the_same_answers() {
     // SIGKILL mid-stage, then a rerun: the same bytes, nothing lost or twice.
     let resumed = root.join("resumed");
     let journal = resumed.join("systems/slow/answers.jsonl");
-    let mut child = answer_command(root, &resumed)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let lines = std::fs::read(&journal)
-            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
-            .unwrap_or(0);
-        if lines >= 60 || std::time::Instant::now() > deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let partial = std::fs::read(&journal).unwrap();
-    let partial_lines = partial.iter().filter(|&&b| b == b'\n').count();
+    let partial_lines = kill_once_written(&mut answer_command(root, &resumed), &journal, 60);
     assert!((60..240).contains(&partial_lines), "{partial_lines}");
     let out = answer_command(root, &resumed).output().unwrap();
     assert!(
@@ -492,7 +456,7 @@ fn a_killed_command_system_resumes_to_the_same_answers() {
 fn a_command_that_prints_garbage_and_exits_fails_its_questions_naming_why() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    write_big_benchmark(root, 5);
+    write_numbered_benchmark(root, 5);
     std::fs::write(
         root.join("bad.py"),
         "print('hello, not JSON')\nraise SystemExit(4)\n",
