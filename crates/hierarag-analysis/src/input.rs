@@ -20,13 +20,14 @@ pub struct Observation {
     pub texts: Option<Texts>,
 }
 
-/// The per-question scores of `scores.jsonl`.
+/// The per-question scores of `scores.jsonl`; the retrieval metrics are `None` when the
+/// system named no document.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Scores {
-    pub ap: f64,
-    pub ndcg_10: f64,
-    pub recall_10: f64,
-    pub rr: f64,
+    pub ap: Option<f64>,
+    pub ndcg_10: Option<f64>,
+    pub recall_10: Option<f64>,
+    pub rr: Option<f64>,
     pub cs: f64,
     pub rouge1: f64,
     pub bleu: f64,
@@ -71,18 +72,33 @@ impl Metric {
         Metric::Refused,
     ];
 
-    /// The metric's value for one question.
-    pub fn of(self, scores: &Scores) -> f64 {
+    /// The metric's value for one question; `None` for a retrieval metric of a question whose
+    /// system named no document.
+    pub fn value(self, scores: &Scores) -> Option<f64> {
         match self {
             Metric::Ap => scores.ap,
             Metric::Ndcg10 => scores.ndcg_10,
             Metric::Recall10 => scores.recall_10,
             Metric::Rr => scores.rr,
-            Metric::Cs => scores.cs,
-            Metric::Rouge1 => scores.rouge1,
-            Metric::Bleu => scores.bleu,
-            Metric::Refused => f64::from(u8::from(scores.refused)),
+            Metric::Cs => Some(scores.cs),
+            Metric::Rouge1 => Some(scores.rouge1),
+            Metric::Bleu => Some(scores.bleu),
+            Metric::Refused => Some(f64::from(u8::from(scores.refused))),
         }
+    }
+
+    /// The metric's value for a question the analysis compares: [`crate::analyze`] leaves out
+    /// the questions without it, so that this is never NaN there.
+    pub fn of(self, scores: &Scores) -> f64 {
+        self.value(scores).unwrap_or(f64::NAN)
+    }
+
+    /// AP, nDCG@10, Recall@10 and RR: absent for a system that names no document.
+    pub fn is_retrieval(self) -> bool {
+        matches!(
+            self,
+            Metric::Ap | Metric::Ndcg10 | Metric::Recall10 | Metric::Rr
+        )
     }
 
     /// The name used in files and on the command line.

@@ -83,7 +83,34 @@ pub fn analyze(observations: &[Observation], taxonomy: &Taxonomy, settings: &Set
     let mut left_out = Vec::new();
     let mut single = Vec::new();
     let mut factorial_sets: BTreeMap<&str, Vec<&Observation>> = BTreeMap::new();
+    let without_documents = observations
+        .iter()
+        .filter(|o| o.scores.ap.is_none())
+        .count();
+    if without_documents > 0 {
+        notes.push(format!(
+            "{without_documents} of {} questions have no retrieval metrics: their system named \
+no document (no document ids, and no context text found in the index); AP, nDCG@10, Recall@10 \
+and RR are over the others{}",
+            observations.len(),
+            if settings.metric.is_retrieval() {
+                format!(
+                    ", and the comparison of {} leaves them out",
+                    settings.metric
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
     for observation in observations {
+        if settings.metric.value(&observation.scores).is_none() {
+            left_out.push(LeftOut {
+                id: observation.id.clone(),
+                reason: format!("no {}: its system named no document", settings.metric),
+            });
+            continue;
+        }
         match observation.categories.len() {
             0 => left_out.push(LeftOut {
                 id: observation.id.clone(),

@@ -25,11 +25,16 @@ pub(crate) fn means(observations: &[&Observation]) -> Means {
     } else {
         None
     };
+    // A retrieval mean is over the questions that have the metric.
+    let mean_of_present = |f: &dyn Fn(&Observation) -> Option<f64>| {
+        let values: Vec<f64> = observations.iter().filter_map(|o| f(o)).collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0)
+    };
     Means {
-        map: mean(&|o| o.scores.ap),
-        ndcg_10: mean(&|o| o.scores.ndcg_10),
-        recall_10: mean(&|o| o.scores.recall_10),
-        mrr: mean(&|o| o.scores.rr),
+        map: mean_of_present(&|o| o.scores.ap),
+        ndcg_10: mean_of_present(&|o| o.scores.ndcg_10),
+        recall_10: mean_of_present(&|o| o.scores.recall_10),
+        mrr: mean_of_present(&|o| o.scores.rr),
         cs: mean(&|o| o.scores.cs),
         rouge1: mean(&|o| o.scores.rouge1),
         bleu: mean(&|o| o.scores.bleu),

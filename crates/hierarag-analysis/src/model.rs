@@ -56,10 +56,12 @@ pub struct LeftOut {
 /// The mean of every metric over a group of questions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Means {
-    pub map: f64,
-    pub ndcg_10: f64,
-    pub recall_10: f64,
-    pub mrr: f64,
+    /// The retrieval means are over the questions whose system named documents; `None` when
+    /// none of the group's did.
+    pub map: Option<f64>,
+    pub ndcg_10: Option<f64>,
+    pub recall_10: Option<f64>,
+    pub mrr: Option<f64>,
     pub cs: f64,
     pub rouge1: f64,
     /// Mean sentence BLEU (0–100).
@@ -70,14 +72,16 @@ pub struct Means {
 }
 
 impl Means {
-    /// The mean of `metric` (sentence BLEU for [`Metric::Bleu`]).
+    /// The mean of `metric` (sentence BLEU for [`Metric::Bleu`]); NaN for a retrieval mean of
+    /// a group whose questions have none.
     pub fn of(&self, metric: crate::Metric) -> f64 {
         use crate::Metric;
+        let absent = f64::NAN;
         match metric {
-            Metric::Ap => self.map,
-            Metric::Ndcg10 => self.ndcg_10,
-            Metric::Recall10 => self.recall_10,
-            Metric::Rr => self.mrr,
+            Metric::Ap => self.map.unwrap_or(absent),
+            Metric::Ndcg10 => self.ndcg_10.unwrap_or(absent),
+            Metric::Recall10 => self.recall_10.unwrap_or(absent),
+            Metric::Rr => self.mrr.unwrap_or(absent),
             Metric::Cs => self.cs,
             Metric::Rouge1 => self.rouge1,
             Metric::Bleu => self.bleu,
@@ -276,7 +280,8 @@ pub struct Table1Row {
     pub dimension: String,
     pub set: String,
     pub n: usize,
-    pub map: f64,
+    /// MAP; `None` when no question of the row has retrieval metrics.
+    pub map: Option<f64>,
     /// Mean of the analysed metric.
     pub metric: f64,
     pub range: Option<f64>,
@@ -291,7 +296,8 @@ pub struct Table2Row {
     pub level: Granularity,
     pub n_categories: usize,
     pub n: usize,
-    pub map: f64,
+    /// MAP; `None` when no question of the row has retrieval metrics.
+    pub map: Option<f64>,
     pub metric: f64,
     pub nmi: Option<f64>,
     pub discpow: Option<Estimate>,
@@ -317,7 +323,8 @@ pub struct Table3Block {
 pub struct Table3Row {
     pub category: String,
     pub n: usize,
-    pub map: f64,
+    /// MAP; `None` when no question of the row has retrieval metrics.
+    pub map: Option<f64>,
     pub metric: Estimate,
 }
 

@@ -20,7 +20,7 @@ fn question(id: &str, set: &str, categories: &[(&str, Granularity, &str)], cs: f
             .collect(),
         scores: Scores {
             cs,
-            ap: cs / 2.0,
+            ap: Some(cs / 2.0),
             ..Scores::default()
         },
         texts: None,
@@ -138,7 +138,7 @@ fn hand_computed_discpow_range_nmi_delta_and_rho() {
     close(analysis.table1[0].range.unwrap(), 0.1);
     assert_eq!(analysis.table1[0].rank, Some(1));
     close(analysis.table1[0].metric, 0.65);
-    close(analysis.table1[0].map, 0.325);
+    close(analysis.table1[0].map.unwrap(), 0.325);
     assert_eq!(analysis.table2.len(), 2);
     close(analysis.table2[1].delta.unwrap().value, discpow / 0.05);
     // Table 3 ranks the four medium categories (ties broken by name).
@@ -380,6 +380,56 @@ fn another_metric_can_be_analysed() {
     );
     // AP is CS / 2 in the fixture: DiscPow halves.
     close(analysis.levels[0].discpow.unwrap().value, 0.025);
+}
+
+#[test]
+fn questions_without_retrieval_metrics_are_left_out_of_a_retrieval_comparison_and_said() {
+    // The medium questions' system named no document.
+    let mut observations = two_levels();
+    for o in observations.iter_mut().filter(|o| o.set == "qc/medium") {
+        o.scores.ap = None;
+        o.scores.ndcg_10 = None;
+        o.scores.recall_10 = None;
+        o.scores.rr = None;
+    }
+    let taxonomy = Taxonomy::default_taxonomy();
+    let by_cs = analyze(&observations, &taxonomy, &Settings::default());
+    assert_eq!(by_cs.counts.analysed, 11, "CS compares every question");
+    let medium = &by_cs.levels[1];
+    assert_eq!(medium.means.map, None, "no MAP, not a MAP of 0");
+    close(by_cs.levels[0].means.map.unwrap(), 0.325);
+    assert!(
+        by_cs
+            .notes
+            .iter()
+            .any(|n| n.starts_with("7 of 11 questions have no retrieval metrics")),
+        "{:?}",
+        by_cs.notes
+    );
+    assert!(by_cs.table2.iter().any(|row| row.map.is_none()));
+
+    let by_ap = analyze(
+        &observations,
+        &taxonomy,
+        &Settings {
+            metric: Metric::Ap,
+            ..Settings::default()
+        },
+    );
+    assert_eq!(by_ap.counts.analysed, 4);
+    assert_eq!(by_ap.counts.left_out.len(), 7);
+    assert_eq!(
+        by_ap.counts.left_out[0].reason,
+        "no ap: its system named no document"
+    );
+    assert_eq!(by_ap.levels.len(), 1, "only the coarse level has AP");
+    close(by_ap.levels[0].discpow.unwrap().value, 0.025);
+    assert!(
+        by_ap
+            .notes
+            .iter()
+            .any(|n| n.contains("the comparison of ap leaves them out"))
+    );
 }
 
 #[test]

@@ -372,11 +372,16 @@ impl AnswerSystem for AnswerStage<'_> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreRecord {
     pub id: String,
-    /// Retrieval, against the question's source document(s), trec_eval semantics.
-    pub ap: f64,
-    pub ndcg_10: f64,
-    pub recall_10: f64,
-    pub rr: f64,
+    /// Retrieval, against the question's source document(s), trec_eval semantics; `null` when
+    /// the system named no document (`AnswerRecord::no_documents`): absent, not 0.
+    #[serde(default)]
+    pub ap: Option<f64>,
+    #[serde(default)]
+    pub ndcg_10: Option<f64>,
+    #[serde(default)]
+    pub recall_10: Option<f64>,
+    #[serde(default)]
+    pub rr: Option<f64>,
     /// Cosine similarity of the MiniLM embeddings of answer and reference.
     pub cs: f64,
     /// ROUGE-1 F-measure (rouge-score's defaults).
@@ -505,14 +510,17 @@ pub fn score(
         .zip(&answer.doc_scores)
         .map(|(id, score)| ScoredDoc::new(id.clone(), *score))
         .collect();
-    let retrieval = evaluate_query(&relevant, &ranking);
+    let retrieval = (!answer.no_documents).then(|| evaluate_query(&relevant, &ranking));
     // `+ 0.0` turns -0.0 (a zero gain divided out) into 0.0, as trec_eval prints it.
+    let of = |value: fn(&hierarag_metrics::QueryMetrics) -> f64| {
+        retrieval.as_ref().map(|r| value(r) + 0.0)
+    };
     ScoreRecord {
         id: answer.id.clone(),
-        ap: retrieval.ap + 0.0,
-        ndcg_10: retrieval.ndcg_cut_10 + 0.0,
-        recall_10: retrieval.recall_10 + 0.0,
-        rr: retrieval.recip_rank + 0.0,
+        ap: of(|r| r.ap),
+        ndcg_10: of(|r| r.ndcg_cut_10),
+        recall_10: of(|r| r.recall_10),
+        rr: of(|r| r.recip_rank),
         cs: cosine(answer_vector, reference_vector) + 0.0,
         rouge1: hierarag_metrics::rouge1(&reference.answer, &answer.answer).fmeasure,
         bleu: hierarag_metrics::sentence_bleu(&answer.answer, &[reference.answer.as_str()]).score,

@@ -181,6 +181,11 @@ pub struct AnswerRecord {
     /// Empty when the ids were given (and for the builtin pipeline).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doc_ids_found: Vec<String>,
+    /// The system named no document: it gave no document ids, and none of its context texts
+    /// was found in the index (or it gave none). Its retrieval metrics are then absent, not 0.
+    /// Never set for the builtin pipeline, whose empty ranking is a ranking.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_documents: bool,
 }
 
 /// Answers questions with a retriever and a chat model.
@@ -310,6 +315,7 @@ impl Prompting {
                 completion_tokens: reply.completion.usage.completion_tokens,
             },
             doc_ids_found: Vec::new(),
+            no_documents: false,
         })
     }
 }

@@ -274,9 +274,16 @@ fn questions(questions: &[QuestionRow]) -> Markup {
 }
 
 fn question_row(q: &QuestionRow) -> Markup {
-    let values = q
-        .scores
-        .map(|s| [s.ap, s.ndcg_10, s.recall_10, s.cs, s.rouge1, s.bleu]);
+    let values = q.scores.map(|s| {
+        [
+            s.ap,
+            s.ndcg_10,
+            s.recall_10,
+            Some(s.cs),
+            Some(s.rouge1),
+            Some(s.bleu),
+        ]
+    });
     html! {
         tr data-set=(q.set) data-refused=(u8::from(q.refused)) {
             td { code { (q.id) } }
@@ -298,8 +305,8 @@ fn question_row(q: &QuestionRow) -> Markup {
             }
             td class="text" { (q.reference) }
             @for i in 0..6 {
-                @if let Some(v) = values {
-                    td class="num" data-v=(v[i]) { (format!("{:.*}", if i == 5 { 1 } else { 3 }, v[i])) }
+                @if let Some(v) = values.and_then(|v| v[i]) {
+                    td class="num" data-v=(v) { (format!("{:.*}", if i == 5 { 1 } else { 3 }, v)) }
                 } @else {
                     td class="num" data-v="" { "–" }
                 }

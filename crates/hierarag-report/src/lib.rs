@@ -118,9 +118,10 @@ pub struct QuestionRow {
 /// The per-question scores shown in the table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct QuestionScores {
-    pub ap: f64,
-    pub ndcg_10: f64,
-    pub recall_10: f64,
+    /// `None` when the question's system named no document.
+    pub ap: Option<f64>,
+    pub ndcg_10: Option<f64>,
+    pub recall_10: Option<f64>,
     pub cs: f64,
     pub rouge1: f64,
     pub bleu: f64,

@@ -242,7 +242,7 @@ fn table1(analysis: &Analysis) -> Option<Section> {
         table.rows.push(vec![
             row.dimension.as_str().into(),
             row.n.to_string().into(),
-            num(Some(row.map), 3).into(),
+            num(row.map, 3).into(),
             num(Some(row.metric), 3).into(),
             num(row.range, 3).into(),
             row.rank
@@ -287,7 +287,7 @@ fn table2(analysis: &Analysis) -> Option<Section> {
             row.dimension.as_str().into(),
             format!("{} ({})", row.level, row.n_categories).into(),
             row.n.to_string().into(),
-            num(Some(row.map), 3).into(),
+            num(row.map, 3).into(),
             num(Some(row.metric), 3).into(),
             num(row.nmi, 3).into(),
             with_interval(row.discpow.as_ref(), 3).into(),
@@ -341,7 +341,7 @@ fn table3(analysis: &Analysis) -> Option<Section> {
                     place.into(),
                     Text::Code(row.category.clone()),
                     row.n.to_string().into(),
-                    num(Some(row.map), 3).into(),
+                    num(row.map, 3).into(),
                     with_interval(Some(&row.metric), 3).into(),
                 ]);
             }
@@ -453,7 +453,7 @@ fn factorial(factorial: &Factorial, analysis: &Analysis) -> Section {
     for c in &factorial.cells {
         let mut row: Vec<Text> = c.categories.iter().map(|x| x.as_str().into()).collect();
         row.push(c.n.to_string().into());
-        row.push(num(Some(c.means.map), 3).into());
+        row.push(num(c.means.map, 3).into());
         row.push(with_interval(Some(&c.metric), 3).into());
         cells.rows.push(row);
     }
@@ -490,7 +490,7 @@ fn factorial(factorial: &Factorial, analysis: &Analysis) -> Section {
             table.rows.push(vec![
                 format!("{} = {}", m.dimension, m.category).into(),
                 m.n.to_string().into(),
-                num(Some(m.pooled.map), 3).into(),
+                num(m.pooled.map, 3).into(),
                 num(Some(m.pooled.of(analysis.settings.metric)), 3).into(),
                 num(Some(m.unweighted), 3).into(),
             ]);
@@ -606,10 +606,10 @@ fn categories(analysis: &Analysis) -> Option<Section> {
             table.rows.push(vec![
                 Text::Code(c.category.clone()),
                 c.n.to_string().into(),
-                num(Some(c.means.map), 3).into(),
-                num(Some(c.means.ndcg_10), 3).into(),
-                num(Some(c.means.recall_10), 3).into(),
-                num(Some(c.means.mrr), 3).into(),
+                num(c.means.map, 3).into(),
+                num(c.means.ndcg_10, 3).into(),
+                num(c.means.recall_10, 3).into(),
+                num(c.means.mrr, 3).into(),
                 num(Some(c.means.cs), 3).into(),
                 num(Some(c.means.rouge1), 3).into(),
                 num(Some(c.means.bleu), 1).into(),

@@ -472,8 +472,8 @@ benchmark?",
     }
     if matched.without_doc_ids > 0 {
         reporter.warn(&format!(
-            "{key}: {} answer{} give context texts without document ids; their retrieval \
-scores (AP, nDCG@10, Recall@10, RR) count no relevant document found",
+            "{key}: {} answer{} name no document (no document ids, and no context text found \
+in the index); their retrieval metrics (AP, nDCG@10, Recall@10, RR) are absent",
             matched.without_doc_ids,
             if matched.without_doc_ids == 1 {
                 ""

@@ -535,7 +535,8 @@ pub struct Matched {
     pub unmatched: Vec<usize>,
     /// Lines of rows for a question an earlier row already answered (the first is kept).
     pub duplicates: Vec<usize>,
-    /// Matched rows with context texts but no document id (their retrieval cannot be scored).
+    /// Matched rows that name no document: no id, and no context text found in the index
+    /// (their retrieval metrics are absent).
     pub without_doc_ids: usize,
 }
 
@@ -582,7 +583,7 @@ pub fn match_rows(
             matched.missing.push(record.id.clone());
             continue;
         };
-        if row.doc_ids.is_empty() && !row.contexts.is_empty() {
+        if row.doc_ids.is_empty() {
             matched.without_doc_ids += 1;
         }
         matched.answers.push(answer_record(
@@ -632,6 +633,7 @@ fn answer_record(
             score: (row.doc_ids.len() - i) as f64,
         })
         .collect();
+    let no_documents = doc_ids.is_empty();
     AnswerRecord {
         id: record.id.clone(),
         question: record.question.clone(),
@@ -651,6 +653,7 @@ fn answer_record(
             completion_tokens: 0,
         },
         doc_ids_found,
+        no_documents,
     }
 }
 

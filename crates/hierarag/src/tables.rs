@@ -56,14 +56,21 @@ pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
         let n = group.len() as f64;
         // `+ 0.0` turns a mean of -0.0 into 0.0 for printing.
         let mean = |f: fn(&ScoreRecord) -> f64| group.iter().map(|s| f(s)).sum::<f64>() / n + 0.0;
+        // A retrieval mean is over the questions that have the metric; "–" when none has.
+        let retrieval = |f: fn(&ScoreRecord) -> Option<f64>, width: usize| {
+            let values: Vec<f64> = group.iter().filter_map(|s| f(s)).collect();
+            let mean = (!values.is_empty())
+                .then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0);
+            format!("{:>width$}", opt(mean, 3))
+        };
         writeln!(
             out,
-            "{:<44} {:>5} {:>6.3} {:>7.3} {:>6.3} {:>6.3} {:>7.3} {:>6.2} {:>7.3}",
+            "{:<44} {:>5} {} {} {} {:>6.3} {:>7.3} {:>6.2} {:>7.3}",
             name,
             group.len(),
-            mean(|s| s.ap),
-            mean(|s| s.ndcg_10),
-            mean(|s| s.recall_10),
+            retrieval(|s| s.ap, 6),
+            retrieval(|s| s.ndcg_10, 7),
+            retrieval(|s| s.recall_10, 6),
             mean(|s| s.cs),
             mean(|s| s.rouge1),
             mean(|s| s.bleu),
@@ -112,10 +119,10 @@ pub fn analysis_summary(analysis: &Analysis) -> anyhow::Result<()> {
         for row in &analysis.table1 {
             writeln!(
                 out,
-                "  {:<12} {:>5} {:>6.3} {:>6.3} {:>6} {:>5}",
+                "  {:<12} {:>5} {:>6} {:>6.3} {:>6} {:>5}",
                 row.dimension,
                 row.n,
-                row.map,
+                opt(row.map, 3),
                 row.metric,
                 opt(row.range, 3),
                 row.rank.map_or_else(|| "–".into(), |r| r.to_string())
@@ -132,11 +139,11 @@ pub fn analysis_summary(analysis: &Analysis) -> anyhow::Result<()> {
         for row in &analysis.table2 {
             writeln!(
                 out,
-                "  {:<10} {:<10} {:>5} {:>6.3} {:>6.3} {:>6} {:>8} {:>6}",
+                "  {:<10} {:<10} {:>5} {:>6} {:>6.3} {:>6} {:>8} {:>6}",
                 row.dimension,
                 format!("{} ({})", row.level, row.n_categories),
                 row.n,
-                row.map,
+                opt(row.map, 3),
                 row.metric,
                 opt(row.nmi, 3),
                 opt(row.discpow.map(|d| d.value), 3),

@@ -192,6 +192,7 @@ fn answer_record(
             completion_tokens: 10,
         },
         doc_ids_found: Vec::new(),
+        no_documents: false,
     }
 }
 
@@ -776,7 +777,7 @@ fn trec_export_evaluates_to_the_aps_of_the_runs_scores() {
             .1;
         let metrics = &evaluation["per_query"][&answer.id];
         assert_eq!(metrics["ap"].as_f64(), Some(expected), "{} AP", answer.id);
-        assert_eq!(score.ap, expected, "{} AP in scores.jsonl", answer.id);
+        assert_eq!(score.ap, Some(expected), "{} AP in scores.jsonl", answer.id);
         // serde_json (without its float_roundtrip feature) may read a printed float back one
         // ulp off, so the measures that are not dyadic fractions are compared to 1e-12.
         for (measure, value) in [
@@ -785,6 +786,7 @@ fn trec_export_evaluates_to_the_aps_of_the_runs_scores() {
             ("recip_rank", score.rr),
         ] {
             let printed = metrics[measure].as_f64().expect("a number");
+            let value = value.expect("the builtin pipeline's answers have retrieval metrics");
             assert!((printed - value).abs() < 1e-12, "{} {measure}", answer.id);
         }
     }
@@ -792,6 +794,39 @@ fn trec_export_evaluates_to_the_aps_of_the_runs_scores() {
         evaluation["mean"]["ap"].as_f64(),
         Some((1.0 + 0.5 + 0.25) / 3.0)
     );
+}
+
+#[test]
+fn an_answer_that_names_no_document_has_retrieval_metrics_absent_not_zero() {
+    let benchmark = benchmark();
+    let mut answer = answers().remove(0);
+    let reference = benchmark.iter().find(|r| r.id == answer.id).unwrap();
+    // The builtin pipeline's empty ranking is a ranking: every retrieval metric is 0.
+    answer.doc_ids.clear();
+    answer.doc_scores.clear();
+    let empty = hierarag_pipeline::score(&answer, reference, &[1.0], &[1.0]);
+    assert_eq!(
+        (empty.ap, empty.ndcg_10, empty.recall_10, empty.rr),
+        (Some(0.0), Some(0.0), Some(0.0), Some(0.0))
+    );
+    // A system that named no document: absent, written as null, read back as absent.
+    answer.no_documents = true;
+    let absent = hierarag_pipeline::score(&answer, reference, &[1.0], &[1.0]);
+    assert_eq!(
+        (absent.ap, absent.ndcg_10, absent.recall_10, absent.rr),
+        (None, None, None, None)
+    );
+    assert_eq!(absent.cs, 1.0, "the generation metrics are there");
+    let line = serde_json::to_value(&absent).unwrap();
+    assert_eq!(line["ap"], Value::Null);
+    assert_eq!(line["rr"], Value::Null);
+    let back: hierarag_pipeline::ScoreRecord = serde_json::from_value(line).unwrap();
+    assert_eq!(back, absent);
+    // An answer record written before the field existed reads as naming its documents.
+    let mut old = serde_json::to_value(&answer).unwrap();
+    old.as_object_mut().unwrap().remove("no_documents");
+    let old: AnswerRecord = serde_json::from_value(old).unwrap();
+    assert!(!old.no_documents);
 }
 
 #[test]

@@ -369,8 +369,9 @@ scripts/peers/requirements.txt",
         } else {
             // DeepEval has no ids: the texts are there, the ranking is not.
             assert_eq!(records[0]["doc_ids"], json!([]), "{name}");
+            assert_eq!(records[0]["no_documents"], true, "{name}");
             assert!(
-                stderr.contains(&format!("answer:{name}: 3 answers give context texts")),
+                stderr.contains(&format!("answer:{name}: 4 answers name no document")),
                 "{stderr}"
             );
         }
