@@ -23,6 +23,7 @@
 //!     analysis: &analysis,
 //!     taxonomy: Some(&taxonomy),
 //!     questions: Vec::new(),
+//!     systems: Vec::new(),
 //! };
 //! assert!(markdown(&input).starts_with("# empty run"));
 //! assert!(html(&input).contains("<svg"));
@@ -52,6 +53,34 @@ pub struct ReportInput<'a> {
     pub taxonomy: Option<&'a Taxonomy>,
     /// The browsable table of questions (HTML only; the Markdown report counts them).
     pub questions: Vec<QuestionRow>,
+    /// The run's named systems, in its config's order; the analysis sections (and `analysis`
+    /// and `questions`) are the first's. Empty for a run of one unnamed system.
+    pub systems: Vec<SystemReport<'a>>,
+}
+
+/// One system of a run: its overall means, and its own analysis when there is one.
+#[derive(Debug, Clone)]
+pub struct SystemReport<'a> {
+    pub name: String,
+    /// What it is: `builtin (bm25)`, `http`, `command`, `file (ragas)`.
+    pub kind: String,
+    pub answered: usize,
+    pub scored: usize,
+    pub means: SystemMeans,
+    pub analysis: Option<&'a Analysis>,
+}
+
+/// A system's means over its scored questions; a retrieval mean is over the questions that
+/// have it (`None` when none has: the system names no document).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemMeans {
+    pub map: Option<f64>,
+    pub ndcg_10: Option<f64>,
+    pub recall_10: Option<f64>,
+    pub cs: Option<f64>,
+    pub rouge1: Option<f64>,
+    pub bleu: Option<f64>,
+    pub refusal_rate: Option<f64>,
 }
 
 /// What the run was: facts, stages, LLM usage and failures (from `manifest.json`).

@@ -80,6 +80,7 @@ pub(crate) struct Section {
 pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     let analysis = input.analysis;
     let mut out = vec![run(input)];
+    out.extend(systems(input));
     out.extend(recommendations(analysis));
     out.extend(table1(analysis));
     out.extend(table2(analysis));
@@ -96,6 +97,87 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
         });
     }
     out.extend(notes(analysis));
+    out
+}
+
+/// The run's systems side by side, then each system after the first with its own
+/// recommendations and Table 2 (the sections after these are the first system's).
+fn systems(input: &ReportInput<'_>) -> Vec<Section> {
+    let Some(first) = input.systems.first() else {
+        return Vec::new();
+    };
+    let mut table = Table::new(&[
+        ("system", false),
+        ("kind", false),
+        ("answered", true),
+        ("scored", true),
+        ("MAP", true),
+        ("nDCG@10", true),
+        ("Recall@10", true),
+        ("CS", true),
+        ("ROUGE-1", true),
+        ("BLEU", true),
+        ("refusal rate", true),
+    ]);
+    for system in &input.systems {
+        let m = &system.means;
+        table.rows.push(vec![
+            Text::Code(system.name.clone()),
+            system.kind.as_str().into(),
+            system.answered.to_string().into(),
+            system.scored.to_string().into(),
+            num(m.map, 3).into(),
+            num(m.ndcg_10, 3).into(),
+            num(m.recall_10, 3).into(),
+            num(m.cs, 3).into(),
+            num(m.rouge1, 3).into(),
+            num(m.bleu, 1).into(),
+            num(m.refusal_rate, 3).into(),
+        ]);
+    }
+    let mut out = vec![Section {
+        id: "systems".into(),
+        title: "Systems".into(),
+        blocks: vec![
+            Block::Paragraph(format!(
+                "The run answered its benchmark with {} system{}. Means over each system's \
+scored questions; a retrieval mean (MAP, nDCG@10, Recall@10) is over the questions whose system \
+named documents, \"–\" when it named none. The sections after the systems' are system {}'s; \
+hierarag analyze --system NAME gives another's whole analysis.",
+                input.systems.len(),
+                if input.systems.len() == 1 { "" } else { "s" },
+                first.name
+            )),
+            Block::Table(table),
+        ],
+    }];
+    for system in &input.systems[1..] {
+        let mut blocks = Vec::new();
+        match system.analysis {
+            None => blocks.push(Block::Paragraph(
+                "Not analysed yet (no analysis.json in its folder).".into(),
+            )),
+            Some(analysis) => {
+                for section in recommendations(analysis)
+                    .into_iter()
+                    .chain(table2(analysis))
+                {
+                    blocks.push(Block::Heading(section.title));
+                    blocks.extend(
+                        section
+                            .blocks
+                            .into_iter()
+                            .filter(|b| !matches!(b, Block::Chart(_))),
+                    );
+                }
+            }
+        }
+        out.push(Section {
+            id: format!("system-{}", slug(&system.name)),
+            title: format!("System {}", system.name),
+            blocks,
+        });
+    }
     out
 }
 
@@ -217,8 +299,10 @@ fn recommendations(analysis: &Analysis) -> Option<Section> {
         blocks: vec![
             Block::Paragraph(format!(
                 "Per dimension, the finest level reached by steps whose DiscPow gain over the \
-coarser level is supported by the {:.0}% bootstrap interval of Δ.",
-                analysis.settings.confidence * 100.0
+coarser level is supported at the {:.0}% level: the step's bootstrap p-value, Holm-adjusted over \
+the steps of every dimension, below {}.",
+                analysis.settings.confidence * 100.0,
+                ((1.0 - analysis.settings.confidence) * 1e6).round() / 1e6
             )),
             Block::List(items),
         ],

@@ -10,7 +10,8 @@ use hierarag_generate::BenchmarkRecord;
 use hierarag_pipeline::{ScoreRecord, read_records, write_atomic};
 use hierarag_rag::AnswerRecord;
 use hierarag_report::{
-    FailureRow, QuestionRow, QuestionScores, ReportInput, RunSummary, StageRow, UsageRow,
+    FailureRow, QuestionRow, QuestionScores, ReportInput, RunSummary, StageRow, SystemMeans,
+    SystemReport, UsageRow,
 };
 use hierarag_taxonomy::Taxonomy;
 
@@ -32,6 +33,8 @@ pub fn write(
         None
     };
     let (questions, designs) = question_rows(run)?;
+    let others = other_analyses(run)?;
+    let systems = system_reports(run, manifest.as_ref(), analysis, &others)?;
     let mut summary = summary(dir, manifest.as_ref());
     if !designs.is_empty() {
         summary
@@ -47,6 +50,7 @@ pub fn write(
         analysis,
         taxonomy: Some(taxonomy),
         questions,
+        systems,
     };
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let out = RunDir::new(out);
@@ -197,6 +201,99 @@ fn question_rows(run: &RunDir) -> anyhow::Result<(Vec<QuestionRow>, Vec<String>)
         })
         .collect();
     Ok((rows, designs))
+}
+
+/// The `analysis.json` of each named system after the first, by name (absent ones left out).
+fn other_analyses(run: &RunDir) -> anyhow::Result<HashMap<String, Analysis>> {
+    let mut out = HashMap::new();
+    for (name, system) in crate::systems::systems_of_run(run)?.into_iter().skip(1) {
+        let path = RunDir::new(system.root()).analysis();
+        if path.exists() {
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let analysis: Analysis = serde_json::from_slice(&bytes)
+                .with_context(|| format!("{}: not an analysis", path.display()))?;
+            out.insert(name, analysis);
+        }
+    }
+    Ok(out)
+}
+
+/// One report entry per named system of the run (none for a run of one unnamed system): what
+/// it is, how many questions it answered and had scored, its means, its analysis (`first` for
+/// the first system, whose analysis the report shows).
+fn system_reports<'a>(
+    run: &RunDir,
+    manifest: Option<&Manifest>,
+    first: &'a Analysis,
+    others: &'a HashMap<String, Analysis>,
+) -> anyhow::Result<Vec<SystemReport<'a>>> {
+    let configs: Vec<serde_json::Value> = manifest
+        .and_then(|m| m.config.get("systems"))
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if configs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let default_retriever = manifest
+        .and_then(|m| m.config.get("retriever"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("bm25")
+        .to_owned();
+    let mut out = Vec::new();
+    for (i, (name, system)) in crate::systems::systems_of_run(run)?.into_iter().enumerate() {
+        let config = configs
+            .iter()
+            .find(|c| c.get("name").and_then(serde_json::Value::as_str) == Some(&name));
+        let field = |key: &str| {
+            config
+                .and_then(|c| c.get(key))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
+        let kind = match field("kind").as_deref() {
+            Some("builtin") => format!(
+                "builtin ({})",
+                field("retriever").unwrap_or_else(|| default_retriever.clone())
+            ),
+            Some("file") => format!("file ({})", field("format").unwrap_or_default()),
+            Some(other) => other.to_owned(),
+            None => String::new(),
+        };
+        let answered = optional_records::<AnswerRecord>(&system.answers())?.len();
+        let scores: Vec<ScoreRecord> = optional_records(&system.scores())?;
+        out.push(SystemReport {
+            kind,
+            answered,
+            scored: scores.len(),
+            means: means(&scores),
+            analysis: if i == 0 {
+                Some(first)
+            } else {
+                others.get(&name)
+            },
+            name,
+        });
+    }
+    Ok(out)
+}
+
+/// Means over scored questions; a retrieval mean over those that have it.
+fn means(scores: &[ScoreRecord]) -> SystemMeans {
+    let mean = |values: Vec<f64>| {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0)
+    };
+    let over = |f: fn(&ScoreRecord) -> Option<f64>| mean(scores.iter().filter_map(f).collect());
+    SystemMeans {
+        map: over(|s| s.ap),
+        ndcg_10: over(|s| s.ndcg_10),
+        recall_10: over(|s| s.recall_10),
+        cs: over(|s| Some(s.cs)),
+        rouge1: over(|s| Some(s.rouge1)),
+        bleu: over(|s| Some(s.bleu)),
+        refusal_rate: over(|s| Some(f64::from(u8::from(s.refused)))),
+    }
 }
 
 fn optional_records<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {

@@ -21,10 +21,12 @@ fn in_run(root: &Path, path: &Path) -> String {
         .map_or_else(|_| file_name(path), |p| p.display().to_string())
 }
 
-/// Means over the scored questions (of the run's first system), overall and per category.
+/// Means over the scored questions (of the run's first system), overall and per category;
+/// with several systems, each system's overall means too.
 pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
     let run = &outcome.run;
-    let (_, system) = hierarag_run::systems::system_of_run(run, None)?;
+    let systems = hierarag_run::systems::systems_of_run(run)?;
+    let (first, system) = systems.first().cloned().expect("a run has a system");
     let benchmark: Vec<BenchmarkRecord> = read_records(&run.benchmark())?;
     let scores: Vec<ScoreRecord> = read_records(&system.scores())?;
     let categories: BTreeMap<&str, &BenchmarkRecord> =
@@ -47,44 +49,50 @@ pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
         }
     }
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{:<44} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
-        "questions", "n", "AP", "nDCG@10", "R@10", "CS", "ROUGE-1", "BLEU", "refused"
-    )?;
+    let several = systems.len() > 1;
+    let title = if several {
+        format!("questions (system {first})")
+    } else {
+        "questions".to_owned()
+    };
+    means_header(&mut out, &title)?;
     for (name, group) in &groups {
-        let n = group.len() as f64;
-        // `+ 0.0` turns a mean of -0.0 into 0.0 for printing.
-        let mean = |f: fn(&ScoreRecord) -> f64| group.iter().map(|s| f(s)).sum::<f64>() / n + 0.0;
-        // A retrieval mean is over the questions that have the metric; "–" when none has.
-        let retrieval = |f: fn(&ScoreRecord) -> Option<f64>, width: usize| {
-            let values: Vec<f64> = group.iter().filter_map(|s| f(s)).collect();
-            let mean = (!values.is_empty())
-                .then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0);
-            format!("{:>width$}", opt(mean, 3))
-        };
-        writeln!(
-            out,
-            "{:<44} {:>5} {} {} {} {:>6.3} {:>7.3} {:>6.2} {:>7.3}",
-            name,
-            group.len(),
-            retrieval(|s| s.ap, 6),
-            retrieval(|s| s.ndcg_10, 7),
-            retrieval(|s| s.recall_10, 6),
-            mean(|s| s.cs),
-            mean(|s| s.rouge1),
-            mean(|s| s.bleu),
-            mean(|s| f64::from(u8::from(s.refused)))
-        )?;
+        means_row(&mut out, name, group)?;
+    }
+    if several {
+        writeln!(out)?;
+        means_header(&mut out, "systems (all questions)")?;
+        for (name, system) in &systems {
+            let scores: Vec<ScoreRecord> = if system.scores().exists() {
+                read_records(&system.scores())?
+            } else {
+                Vec::new()
+            };
+            means_row(&mut out, name, &scores.iter().collect::<Vec<_>>())?;
+        }
     }
     let n_failures: usize = outcome.stages.iter().map(|(_, o)| o.failures.len()).sum();
+    let answers_and_scores = if several {
+        let folders: Vec<String> = systems
+            .iter()
+            .map(|(_, s)| format!("{}/", in_run(run.root(), s.root())))
+            .collect();
+        format!(
+            "{} (answers, scores, analysis of each system)",
+            folders.join(", ")
+        )
+    } else {
+        format!(
+            "{}, {}",
+            in_run(run.root(), &system.answers()),
+            in_run(run.root(), &system.scores())
+        )
+    };
     writeln!(
         out,
-        "\nresults in {}: {} (questions), {}, {}, {}, manifest.json — {} question{} scored in {:.0} s{}",
+        "\nresults in {}: {} (questions), {answers_and_scores}, {}, manifest.json — {} question{} scored in {:.0} s{}",
         run.root().display(),
         file_name(&run.benchmark()),
-        in_run(run.root(), &system.answers()),
-        in_run(run.root(), &system.scores()),
         file_name(&run.analysis()),
         scores.len(),
         if scores.len() == 1 { "" } else { "s" },
@@ -99,6 +107,48 @@ pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
         }
     )?;
     Ok(())
+}
+
+fn means_header(out: &mut impl Write, title: &str) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:<44} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
+        title, "n", "AP", "nDCG@10", "R@10", "CS", "ROUGE-1", "BLEU", "refused"
+    )
+}
+
+/// One row of means; a retrieval mean is over the questions that have the metric ("–" when
+/// none has).
+fn means_row(out: &mut impl Write, name: &str, group: &[&ScoreRecord]) -> std::io::Result<()> {
+    let n = group.len() as f64;
+    let mean = |f: fn(&ScoreRecord) -> f64| {
+        if group.is_empty() {
+            "–".to_owned()
+        } else {
+            // `+ 0.0` turns a mean of -0.0 into 0.0 for printing.
+            format!("{:.3}", group.iter().map(|s| f(s)).sum::<f64>() / n + 0.0)
+        }
+    };
+    let retrieval = |f: fn(&ScoreRecord) -> Option<f64>| {
+        let values: Vec<f64> = group.iter().filter_map(|s| f(s)).collect();
+        let mean =
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0);
+        opt(mean, 3)
+    };
+    let bleu = (!group.is_empty()).then(|| group.iter().map(|s| s.bleu).sum::<f64>() / n + 0.0);
+    writeln!(
+        out,
+        "{:<44} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
+        name,
+        group.len(),
+        retrieval(|s| s.ap),
+        retrieval(|s| s.ndcg_10),
+        retrieval(|s| s.recall_10),
+        mean(|s| s.cs),
+        mean(|s| s.rouge1),
+        opt(bleu, 2),
+        mean(|s| f64::from(u8::from(s.refused)))
+    )
 }
 
 fn opt(value: Option<f64>, digits: usize) -> String {

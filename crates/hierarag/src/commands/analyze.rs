@@ -57,14 +57,18 @@ pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     };
     let settings = analysis_settings(&args.settings, base)?;
     let taxonomy = hierarag_run::taxonomy::of_run(args.taxonomy.as_deref(), run.as_ref())?;
-    let out = args
-        .out
-        .clone()
-        .or_else(|| match (&args.system, &system) {
-            (Some(_), Some((_, system))) => Some(system.root().to_path_buf()),
-            _ => run.as_ref().map(|r| r.root().to_path_buf()),
-        })
-        .unwrap_or_else(|| out_dir(None, &scores));
+    // Without --out: a named system's folder, and the run's own analysis.json too for the
+    // run's first system (the one the report shows).
+    let (out, also_top) = match (&args.out, &run, &system) {
+        (Some(out), _, _) => (out.clone(), None),
+        (None, Some(run), Some((name, system))) if system.root() != run.root() => {
+            let first = hierarag_run::systems::system_of_run(run, None)?.0;
+            let top = (*name == first).then(|| run.root().to_path_buf());
+            (system.root().to_path_buf(), top)
+        }
+        (None, Some(run), _) => (run.root().to_path_buf(), None),
+        (None, None, _) => (out_dir(None, &scores), None),
+    };
     let mut analysis = hierarag_run::analyze::analyze_files(
         &benchmark,
         &scores,
@@ -76,6 +80,13 @@ pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         analysis.human_validation = hierarag_run::analyze::load_agreement(run)?;
     }
     let path = hierarag_run::analyze::write(&analysis, Path::new(&out))?;
+    if let Some(top) = &also_top {
+        let path = hierarag_run::analyze::write(&analysis, top)?;
+        printer.note(&format!(
+            "wrote {} (the run's first system)",
+            path.display()
+        ));
+    }
     if args.json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &analysis)?;

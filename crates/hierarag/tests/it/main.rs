@@ -5,6 +5,7 @@ mod support;
 mod annotate;
 mod cli;
 mod eval_text;
+mod every_kind;
 mod export;
 mod http_system;
 mod llm;

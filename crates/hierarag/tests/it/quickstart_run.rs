@@ -34,8 +34,9 @@ fn lines(path: &Path) -> usize {
         .unwrap_or(0)
 }
 
-/// Runs a config to the end and checks that every stage wrote what it should.
-fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize) {
+/// Runs a config to the end and checks that every stage wrote what it should, for each of
+/// `systems` in `systems/<name>/`.
+fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize, systems: &[&str]) {
     let out = Command::cargo_bin("hierarag")
         .unwrap()
         .env_remove("RUST_LOG")
@@ -54,19 +55,41 @@ fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize) {
     );
     assert_eq!(lines(&run_dir.join("plan.jsonl")), expected_items);
     assert_eq!(lines(&run_dir.join("benchmark.jsonl")), expected_items);
-    assert_eq!(lines(&run_dir.join("answers.jsonl")), expected_items);
-    assert_eq!(lines(&run_dir.join("scores.jsonl")), expected_items);
-    for line in std::fs::read_to_string(run_dir.join("scores.jsonl"))
-        .unwrap()
-        .lines()
-    {
-        let score: Value = serde_json::from_str(line).unwrap();
-        for metric in ["ap", "ndcg_10", "recall_10", "rr", "rouge1"] {
-            let value = score[metric].as_f64().unwrap();
-            assert!((0.0..=1.0).contains(&value), "{metric} {value} in {line}");
+    for system in systems {
+        let dir = run_dir.join("systems").join(system);
+        assert_eq!(
+            lines(&dir.join("answers.jsonl")),
+            expected_items,
+            "{system}"
+        );
+        assert_eq!(lines(&dir.join("scores.jsonl")), expected_items, "{system}");
+        for line in std::fs::read_to_string(dir.join("scores.jsonl"))
+            .unwrap()
+            .lines()
+        {
+            let score: Value = serde_json::from_str(line).unwrap();
+            for metric in ["ap", "ndcg_10", "recall_10", "rr", "rouge1"] {
+                let value = score[metric].as_f64().unwrap();
+                assert!((0.0..=1.0).contains(&value), "{metric} {value} in {line}");
+            }
+            let cs = score["cs"].as_f64().unwrap();
+            assert!((-1.0..=1.0 + 1e-6).contains(&cs), "{line}");
         }
-        let cs = score["cs"].as_f64().unwrap();
-        assert!((-1.0..=1.0 + 1e-6).contains(&cs), "{line}");
+        let analysis: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("analysis.json")).unwrap()).unwrap();
+        assert_eq!(analysis["counts"]["analysed"], expected_items, "{system}");
+        let first: Value = serde_json::from_str(
+            std::fs::read_to_string(dir.join("answers.jsonl"))
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(first["retriever"], *system, "the system's own retriever");
+    }
+    if systems.len() > 1 {
+        assert!(stdout.contains("systems (all questions)"), "{stdout}");
     }
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
@@ -84,6 +107,13 @@ fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize) {
     );
     let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
     assert_eq!(html.matches("<tr data-set=").count(), expected_items);
+    // The report puts the systems side by side, each after the first in a section of its own.
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(md.contains("## Systems"), "{md}");
+    for system in &systems[1..] {
+        assert!(md.contains(&format!("## System {system}")), "{md}");
+        assert!(html.contains(&format!("id=\"system-{system}\"")));
+    }
     assert!(stderr.contains("report.html"), "{stderr}");
     // The run as a pilot: each rq1 dimension's coarse level is planned, and a planned size is
     // priced from the run's own plan and corpus.
@@ -144,6 +174,7 @@ fn the_quickstart_config_runs_with_the_embedded_models() {
         &workspace_root().join("examples/quickstart.toml"),
         &run_dir,
         16,
+        &["bm25", "hybrid"],
     );
 }
 
@@ -256,11 +287,19 @@ fn the_quickstart_config_runs_against_the_llama_cpp_server() {
         config.contains("max_attempts = 6"),
         "the [generate] table moved"
     );
+    // One system is enough here (the hybrid one embeds the whole corpus first).
+    let hybrid = config
+        .find("\n[[system]]\nname = \"hybrid\"")
+        .expect("the hybrid system");
+    let end = config[hybrid + 1..]
+        .find("\n[")
+        .map_or(config.len(), |e| hybrid + 1 + e);
+    let config = format!("{}{}", &config[..hybrid], &config[end..]);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("server.toml");
     std::fs::write(&path, config).unwrap();
     let run_dir = dir.path().join("server-run");
-    run_and_check(&path, &run_dir, 4);
+    run_and_check(&path, &run_dir, 4, &["bm25"]);
     let first: Value = serde_json::from_str(
         std::fs::read_to_string(run_dir.join("benchmark.jsonl"))
             .unwrap()

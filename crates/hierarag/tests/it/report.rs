@@ -168,6 +168,114 @@ fn analyze_and_report_a_run_directory() {
 }
 
 #[test]
+fn a_run_of_two_systems_reports_both_and_absent_retrieval_metrics_as_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let n = write_run(root);
+    // Two systems: "lexical" with the run's files, "service" naming no document.
+    std::fs::write(
+        root.join("manifest.json"),
+        json!({"tool": "hierarag", "version": "test", "config": {"systems": [
+            {"name": "lexical", "kind": "builtin", "retriever": "bm25"},
+            {"name": "service", "kind": "http", "url": "http://127.0.0.1:9/ask"}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    for name in ["lexical", "service"] {
+        std::fs::create_dir_all(root.join("systems").join(name)).unwrap();
+    }
+    for file in ["answers.jsonl", "scores.jsonl"] {
+        std::fs::rename(root.join(file), root.join("systems/lexical").join(file)).unwrap();
+    }
+    let scores = std::fs::read_to_string(root.join("systems/lexical/scores.jsonl")).unwrap();
+    let absent: Vec<Value> = scores
+        .lines()
+        .map(|line| {
+            let mut score: Value = serde_json::from_str(line).unwrap();
+            for metric in ["ap", "ndcg_10", "recall_10", "rr"] {
+                score[metric] = Value::Null;
+            }
+            score
+        })
+        .collect();
+    write_lines(&root.join("systems/service/scores.jsonl"), &absent);
+
+    for system in ["service", "lexical"] {
+        let out = hierarag()
+            .args(["analyze", "-q", "--system", system])
+            .arg(root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let service: Value =
+        serde_json::from_slice(&std::fs::read(root.join("systems/service/analysis.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        service["counts"]["analysed"], n,
+        "CS compares every question"
+    );
+    assert!(
+        service["table2"][0]["map"].is_null(),
+        "{:#}",
+        service["table2"][0]
+    );
+    let notes = service["notes"].to_string();
+    assert!(
+        notes.contains(&format!("{n} of {n} questions have no retrieval metrics")),
+        "{notes}"
+    );
+    // A retrieval metric cannot be compared for a system that names no document.
+    let out = hierarag()
+        .args([
+            "analyze", "-q", "--system", "service", "--metric", "ap", "--json",
+        ])
+        .arg("--out")
+        .arg(root.join("by-ap"))
+        .arg(root)
+        .output()
+        .unwrap();
+    let by_ap: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(by_ap["counts"]["analysed"], 0);
+
+    let out = hierarag().arg("report").arg(root).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    let row = |name: &str| {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| `{name}` |")))
+            .unwrap_or_else(|| panic!("{md}"))
+            .to_owned()
+    };
+    // MAP over the lexical system: 1/3 of the questions at 0.5, the rest at 1.
+    assert!(
+        row("lexical").starts_with(&format!(
+            "| `lexical` | builtin (bm25) | {n} | {n} | 0.833 | 0.800 | 1.000 |"
+        )),
+        "{}",
+        row("lexical")
+    );
+    assert!(
+        row("service").starts_with(&format!("| `service` | http | 0 | {n} | – | – | – |")),
+        "{}",
+        row("service")
+    );
+    assert!(md.contains("## System service"), "{md}");
+    assert!(md.contains("### Granularity (Table 2)"), "{md}");
+    let html = std::fs::read_to_string(root.join("report.html")).unwrap();
+    assert!(html.contains("id=\"system-service\""));
+}
+
+#[test]
 fn analyze_names_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let out = hierarag().arg("analyze").arg(dir.path()).output().unwrap();
