@@ -462,6 +462,29 @@ impl Common<'_> {
     }
 }
 
+impl ClientSettings {
+    /// The settings of a config table's limits: `concurrency` calls in flight, `timeout_s` an
+    /// attempt, `max_attempts` with backoff from `backoff_s` doubling to `max_backoff_s`, the
+    /// cache file (if any); the jitter seeded from the clock.
+    pub fn from_limits(
+        concurrency: usize,
+        timeout_s: f64,
+        max_attempts: u32,
+        backoff_s: f64,
+        max_backoff_s: f64,
+        cache: Option<PathBuf>,
+    ) -> ClientSettings {
+        settings(
+            concurrency,
+            timeout_s,
+            max_attempts,
+            backoff_s,
+            max_backoff_s,
+            cache,
+        )
+    }
+}
+
 fn settings(
     concurrency: usize,
     timeout_s: f64,

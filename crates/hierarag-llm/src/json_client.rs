@@ -15,6 +15,15 @@ use crate::error::{ConfigError, LlmError};
 use crate::http::{PostUrl, http_client, post_json};
 use crate::usage::UsageSummary;
 
+/// Checks that `url` is an http or https URL a [`JsonClient`] can POST to.
+pub fn check_service_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("{url:?}: only http and https URLs are supported"));
+    }
+    Ok(())
+}
+
 /// The one endpoint of a [`JsonClient`]: where it POSTs, with which headers.
 #[derive(Debug)]
 pub(crate) struct JsonEndpoint {
@@ -65,14 +74,7 @@ impl JsonClient {
         let config_error = |field: String, message: String| {
             LlmError::Config(ConfigError::new(name, field, message))
         };
-        let parsed = reqwest::Url::parse(url)
-            .map_err(|e| config_error("url".into(), format!("{url:?} is not a URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(config_error(
-                "url".into(),
-                format!("{url:?}: only http and https URLs are supported"),
-            ));
-        }
+        check_service_url(url).map_err(|message| config_error("url".into(), message))?;
         let mut header_map = HeaderMap::new();
         for (key, value) in headers {
             let header = HeaderName::from_bytes(key.as_bytes()).map_err(|_| {

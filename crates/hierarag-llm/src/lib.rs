@@ -77,7 +77,7 @@ pub use config::{
 };
 pub use embedder::Embedder;
 pub use error::{ConfigError, LlmError};
-pub use json_client::{JsonClient, JsonReply};
+pub use json_client::{JsonClient, JsonReply, check_service_url};
 pub use openai::{OpenAiChat, OpenAiEmbeddings};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use types::{

@@ -170,18 +170,14 @@ impl HttpSystemConfig {
 
     /// What the LLM layer's client needs: the limit, timeout, retries and cache.
     pub fn client_settings(&self, run_dir: &Path, name: &str) -> hierarag_llm::ClientSettings {
-        hierarag_llm::ClientSettings {
-            concurrency: self.concurrency,
-            timeout: std::time::Duration::from_secs_f64(self.timeout_s),
-            retry: hierarag_llm::RetryPolicy {
-                max_attempts: self.max_attempts,
-                base_delay: std::time::Duration::from_secs_f64(self.backoff_s),
-                max_delay: std::time::Duration::from_secs_f64(self.max_backoff_s),
-                ..hierarag_llm::RetryPolicy::default()
-            },
-            cache: self.cache_path(run_dir, name),
-            jitter_seed: None,
-        }
+        hierarag_llm::ClientSettings::from_limits(
+            self.concurrency,
+            self.timeout_s,
+            self.max_attempts,
+            self.backoff_s,
+            self.max_backoff_s,
+            self.cache_path(run_dir, name),
+        )
     }
 
     /// Where the answer and contexts are in a reply.
@@ -198,9 +194,8 @@ impl HttpSystemConfig {
     /// with an unknown placeholder, a pointer that is not one, a malformed `${VAR}`, a limit
     /// that cannot work. The environment is not read here.
     fn problem(&self) -> Option<(&'static str, String)> {
-        match check_url(&self.url) {
-            Ok(()) => {}
-            Err(message) => return Some(("url", message)),
+        if let Err(message) = hierarag_llm::check_service_url(&self.url) {
+            return Some(("url", message));
         }
         let placeholders = match hierarag_systems::template_placeholders(
             &self.body,
@@ -251,20 +246,6 @@ impl HttpSystemConfig {
         }
         None
     }
-}
-
-/// Checks that `url` parses and is http or https.
-fn check_url(url: &str) -> Result<(), String> {
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| format!("{url:?} is not a URL (e.g. \"http://127.0.0.1:8080/ask\")"))?;
-    if !matches!(scheme, "http" | "https") {
-        return Err(format!("{url:?}: only http and https URLs are supported"));
-    }
-    if rest.is_empty() || rest.starts_with('/') {
-        return Err(format!("{url:?} has no host"));
-    }
-    Ok(())
 }
 
 /// `kind = "command"`: a program started once, asked `{"id", "question"}` lines on its stdin,

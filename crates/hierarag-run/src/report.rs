@@ -15,7 +15,7 @@ use hierarag_report::{
 };
 use hierarag_taxonomy::Taxonomy;
 
-use crate::layout::RunDir;
+use crate::layout::{RunDir, SystemDir};
 use crate::manifest::Manifest;
 
 /// Renders both reports of a run directory into `out`; returns their paths.
@@ -32,9 +32,10 @@ pub fn write(
     } else {
         None
     };
-    let (questions, designs) = question_rows(run)?;
-    let others = other_analyses(run)?;
-    let systems = system_reports(run, manifest.as_ref(), analysis, &others)?;
+    let systems = crate::systems::systems_of_run(run)?;
+    let (questions, designs) = question_rows(run, &systems[0].1)?;
+    let others = other_analyses(&systems[1..])?;
+    let systems = system_reports(&systems, manifest.as_ref(), analysis, &others)?;
     let mut summary = summary(dir, manifest.as_ref());
     if !designs.is_empty() {
         summary
@@ -156,9 +157,11 @@ fn summary(dir: &Path, manifest: Option<&Manifest>) -> RunSummary {
 
 /// One row per benchmark question, with its answer and scores where they exist; and the
 /// designs the questions come from.
-fn question_rows(run: &RunDir) -> anyhow::Result<(Vec<QuestionRow>, Vec<String>)> {
+fn question_rows(
+    run: &RunDir,
+    system: &SystemDir,
+) -> anyhow::Result<(Vec<QuestionRow>, Vec<String>)> {
     let benchmark: Vec<BenchmarkRecord> = optional_records(&run.benchmark())?;
-    let (_, system) = crate::systems::system_of_run(run, None)?;
     let mut designs: Vec<String> = benchmark.iter().map(|r| r.design.clone()).collect();
     designs.sort_unstable();
     designs.dedup();
@@ -203,17 +206,17 @@ fn question_rows(run: &RunDir) -> anyhow::Result<(Vec<QuestionRow>, Vec<String>)
     Ok((rows, designs))
 }
 
-/// The `analysis.json` of each named system after the first, by name (absent ones left out).
-fn other_analyses(run: &RunDir) -> anyhow::Result<HashMap<String, Analysis>> {
+/// The `analysis.json` of each of `systems`, by name (absent ones left out).
+fn other_analyses(systems: &[(String, SystemDir)]) -> anyhow::Result<HashMap<String, Analysis>> {
     let mut out = HashMap::new();
-    for (name, system) in crate::systems::systems_of_run(run)?.into_iter().skip(1) {
+    for (name, system) in systems {
         let path = RunDir::new(system.root()).analysis();
         if path.exists() {
             let bytes =
                 std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
             let analysis: Analysis = serde_json::from_slice(&bytes)
                 .with_context(|| format!("{}: not an analysis", path.display()))?;
-            out.insert(name, analysis);
+            out.insert(name.clone(), analysis);
         }
     }
     Ok(out)
@@ -223,7 +226,7 @@ fn other_analyses(run: &RunDir) -> anyhow::Result<HashMap<String, Analysis>> {
 /// it is, how many questions it answered and had scored, its means, its analysis (`first` for
 /// the first system, whose analysis the report shows).
 fn system_reports<'a>(
-    run: &RunDir,
+    systems: &[(String, SystemDir)],
     manifest: Option<&Manifest>,
     first: &'a Analysis,
     others: &'a HashMap<String, Analysis>,
@@ -242,10 +245,10 @@ fn system_reports<'a>(
         .unwrap_or("bm25")
         .to_owned();
     let mut out = Vec::new();
-    for (i, (name, system)) in crate::systems::systems_of_run(run)?.into_iter().enumerate() {
+    for (i, (name, system)) in systems.iter().enumerate() {
         let config = configs
             .iter()
-            .find(|c| c.get("name").and_then(serde_json::Value::as_str) == Some(&name));
+            .find(|c| c.get("name").and_then(serde_json::Value::as_str) == Some(name));
         let field = |key: &str| {
             config
                 .and_then(|c| c.get(key))
@@ -271,20 +274,23 @@ fn system_reports<'a>(
             analysis: if i == 0 {
                 Some(first)
             } else {
-                others.get(&name)
+                others.get(name)
             },
-            name,
+            name: name.clone(),
         });
     }
     Ok(out)
 }
 
-/// Means over scored questions; a retrieval mean over those that have it.
-fn means(scores: &[ScoreRecord]) -> SystemMeans {
+/// Means over scored questions (`None` for none); a retrieval mean over those that have it.
+pub fn means<'a>(scores: impl IntoIterator<Item = &'a ScoreRecord>) -> SystemMeans {
+    let scores: Vec<&ScoreRecord> = scores.into_iter().collect();
+    // `+ 0.0` turns a mean of -0.0 into 0.0.
     let mean = |values: Vec<f64>| {
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0)
     };
-    let over = |f: fn(&ScoreRecord) -> Option<f64>| mean(scores.iter().filter_map(f).collect());
+    let over =
+        |f: fn(&ScoreRecord) -> Option<f64>| mean(scores.iter().copied().filter_map(f).collect());
     SystemMeans {
         map: over(|s| s.ap),
         ndcg_10: over(|s| s.ndcg_10),

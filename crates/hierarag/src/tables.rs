@@ -120,34 +120,19 @@ fn means_header(out: &mut impl Write, title: &str) -> std::io::Result<()> {
 /// One row of means; a retrieval mean is over the questions that have the metric ("–" when
 /// none has).
 fn means_row(out: &mut impl Write, name: &str, group: &[&ScoreRecord]) -> std::io::Result<()> {
-    let n = group.len() as f64;
-    let mean = |f: fn(&ScoreRecord) -> f64| {
-        if group.is_empty() {
-            "–".to_owned()
-        } else {
-            // `+ 0.0` turns a mean of -0.0 into 0.0 for printing.
-            format!("{:.3}", group.iter().map(|s| f(s)).sum::<f64>() / n + 0.0)
-        }
-    };
-    let retrieval = |f: fn(&ScoreRecord) -> Option<f64>| {
-        let values: Vec<f64> = group.iter().filter_map(|s| f(s)).collect();
-        let mean =
-            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0);
-        opt(mean, 3)
-    };
-    let bleu = (!group.is_empty()).then(|| group.iter().map(|s| s.bleu).sum::<f64>() / n + 0.0);
+    let m = hierarag_run::report::means(group.iter().copied());
     writeln!(
         out,
         "{:<44} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
         name,
         group.len(),
-        retrieval(|s| s.ap),
-        retrieval(|s| s.ndcg_10),
-        retrieval(|s| s.recall_10),
-        mean(|s| s.cs),
-        mean(|s| s.rouge1),
-        opt(bleu, 2),
-        mean(|s| f64::from(u8::from(s.refused)))
+        opt(m.map, 3),
+        opt(m.ndcg_10, 3),
+        opt(m.recall_10, 3),
+        opt(m.cs, 3),
+        opt(m.rouge1, 3),
+        opt(m.bleu, 2),
+        opt(m.refusal_rate, 3)
     )
 }
 
