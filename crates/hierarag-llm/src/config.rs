@@ -286,7 +286,7 @@ impl LlmConfig {
 
     /// The client settings, with a relative cache path resolved against `run_dir`.
     pub fn settings(&self, run_dir: &Path) -> ClientSettings {
-        settings(
+        ClientSettings::from_limits(
             self.concurrency,
             self.timeout_s,
             self.max_attempts,
@@ -371,7 +371,7 @@ impl EmbeddingsConfig {
 
     /// The client settings, with a relative cache path resolved against `run_dir`.
     pub fn settings(&self, run_dir: &Path) -> ClientSettings {
-        settings(
+        ClientSettings::from_limits(
             self.concurrency,
             self.timeout_s,
             self.max_attempts,
@@ -474,36 +474,18 @@ impl ClientSettings {
         max_backoff_s: f64,
         cache: Option<PathBuf>,
     ) -> ClientSettings {
-        settings(
+        ClientSettings {
             concurrency,
-            timeout_s,
-            max_attempts,
-            backoff_s,
-            max_backoff_s,
+            timeout: Duration::from_secs_f64(timeout_s),
+            retry: RetryPolicy {
+                max_attempts,
+                base_delay: Duration::from_secs_f64(backoff_s),
+                max_delay: Duration::from_secs_f64(max_backoff_s),
+                ..RetryPolicy::default()
+            },
             cache,
-        )
-    }
-}
-
-fn settings(
-    concurrency: usize,
-    timeout_s: f64,
-    max_attempts: u32,
-    backoff_s: f64,
-    max_backoff_s: f64,
-    cache: Option<PathBuf>,
-) -> ClientSettings {
-    ClientSettings {
-        concurrency,
-        timeout: Duration::from_secs_f64(timeout_s),
-        retry: RetryPolicy {
-            max_attempts,
-            base_delay: Duration::from_secs_f64(backoff_s),
-            max_delay: Duration::from_secs_f64(max_backoff_s),
-            ..RetryPolicy::default()
-        },
-        cache,
-        jitter_seed: None,
+            jitter_seed: None,
+        }
     }
 }
 
