@@ -50,6 +50,7 @@
 //! assert!((level.discpow.unwrap().value - 0.05).abs() < 1e-12);
 //! ```
 
+mod compare;
 mod factorial;
 mod hierarchy;
 mod input;
@@ -64,6 +65,12 @@ use std::collections::BTreeMap;
 
 use hierarag_taxonomy::{Granularity, Taxonomy};
 
+pub use compare::{
+    AnovaRow, CategoryCount, CategoryDifference, CategoryRank, Comparison, Difference,
+    DimensionComparison, LevelComparison, LevelMetric, MetricOverall, MixedAnova, PairLevel,
+    PairOverall, RankChanges, Separating, SystemCount, SystemLevel, SystemRecommendation,
+    SystemScores, Unanswered, compare, default_threshold,
+};
 pub use hierarchy::format_delta;
 pub use input::{Metric, Observation, Scores, Settings, Texts};
 pub use model::{

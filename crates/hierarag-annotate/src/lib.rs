@@ -79,7 +79,9 @@ pub use exchange::{
     CSV_COLUMNS, ImportError, ImportSummary, ParsedRatings, RowError, import_csv, read_csv,
     write_csv,
 };
-pub use sample::{Question, Sample, SampleError, SampleOptions, Stratum, allocate, sample};
+pub use sample::{
+    Question, Sample, SampleError, SampleOptions, Stratum, allocate, sample, sample_with_first,
+};
 pub use spreadsheet::{FORMULA_STARTS, neutralize_cell, restore_cell};
 pub use store::{
     ANNOTATIONS_FILE, Annotator, Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION,

@@ -107,6 +107,19 @@ pub fn sample(
     taxonomy: &Taxonomy,
     options: &SampleOptions,
 ) -> Result<Sample, SampleError> {
+    sample_with_first(questions, taxonomy, options, &[])
+}
+
+/// [`sample`] with the questions `first` (ids, in their order; unknown ones and repeats
+/// skipped, at most `n`) sampled for sure and placed first in the annotation order: the
+/// questions `hierarag compare` found no system answers, checked before the rest. The other
+/// `n − |first|` items are drawn as [`sample`] draws them, from the remaining questions.
+pub fn sample_with_first(
+    questions: &[Question],
+    taxonomy: &Taxonomy,
+    options: &SampleOptions,
+    first: &[String],
+) -> Result<Sample, SampleError> {
     if questions.is_empty() {
         return Err(SampleError::Empty);
     }
@@ -132,7 +145,31 @@ pub fn sample(
             .or_default()
             .push(question);
     }
-    for members in by_stratum.values_mut() {
+    // The questions sampled for sure, out of the strata the rest is drawn from.
+    let known: HashMap<&str, &Question> = questions.iter().map(|q| (q.id.as_str(), q)).collect();
+    let mut pinned: Vec<&Question> = Vec::new();
+    for id in first {
+        if pinned.len() == options.n {
+            break;
+        }
+        if let Some(question) = known.get(id.as_str())
+            && !pinned.iter().any(|p| p.id == *id)
+        {
+            pinned.push(question);
+        }
+    }
+    let pinned_ids: HashSet<&str> = pinned.iter().map(|q| q.id.as_str()).collect();
+    let mut pinned_per_stratum: BTreeMap<(String, Granularity), usize> = BTreeMap::new();
+    for question in &pinned {
+        let c = &question.categories[0];
+        *pinned_per_stratum
+            .entry((c.dimension.clone(), c.level))
+            .or_default() += 1;
+    }
+    let mut totals: BTreeMap<(String, Granularity), usize> = BTreeMap::new();
+    for (key, members) in by_stratum.iter_mut() {
+        totals.insert(key.clone(), members.len());
+        members.retain(|q| !pinned_ids.contains(q.id.as_str()));
         members.sort_by(|a, b| a.id.cmp(&b.id));
     }
     let mut notes = Vec::new();
@@ -145,8 +182,8 @@ pub fn sample(
     }
 
     let counts: Vec<usize> = by_stratum.values().map(Vec::len).collect();
-    let quotas = allocate(&counts, options.n);
-    let mut chosen: Vec<&Question> = Vec::new();
+    let quotas = allocate(&counts, options.n.saturating_sub(pinned.len()));
+    let mut chosen: Vec<&Question> = pinned.clone();
     let mut strata = Vec::new();
     for ((key, members), quota) in by_stratum.iter().zip(&quotas) {
         let label = format!("{}/{}", key.0, key.1);
@@ -155,8 +192,8 @@ pub fn sample(
         strata.push(Stratum {
             dimension: key.0.clone(),
             level: key.1,
-            benchmark: members.len(),
-            sampled: *quota,
+            benchmark: totals[key],
+            sampled: *quota + pinned_per_stratum.get(key).copied().unwrap_or(0),
             category_task: 0,
         });
     }
@@ -214,10 +251,11 @@ pub fn sample(
         }
     }
 
-    // The annotation order.
-    let mut order: Vec<&Question> = chosen;
+    // The annotation order: the pinned questions first, as given, then a shuffle of the rest.
+    let mut order: Vec<&Question> = chosen.split_off(pinned.len());
     let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(options.seed, "annotate/positions"));
     order.shuffle(&mut rng);
+    let order: Vec<&Question> = chosen.into_iter().chain(order).collect();
     let items = order
         .iter()
         .enumerate()

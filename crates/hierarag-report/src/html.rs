@@ -167,6 +167,12 @@ fn chart_svg(input: &ReportInput<'_>, chart: &ChartRef) -> Option<String> {
         ChartRef::Rho => charts::rho(analysis),
         ChartRef::Categories(dimension) => charts::categories(analysis, dimension),
         ChartRef::Interaction(set) => charts::interaction(analysis, set),
+        ChartRef::ComparisonForest(index) => input
+            .comparison
+            .and_then(|c| crate::comparison::forest(c, *index)),
+        ChartRef::ComparisonInteraction(index) => input
+            .comparison
+            .and_then(|c| crate::comparison::interaction(c, *index)),
         ChartRef::Taxonomy => input
             .taxonomy
             .and_then(|t| t.to_svg(&SvgOptions::default()).ok())

@@ -5,8 +5,9 @@
 //! [`markdown`] and [`html`] render it: the summary, the paper's Tables 1–4 for the user's run,
 //! the splits with their Coherence Ratio, the recommendation per dimension, the taxonomy
 //! figure, charts (DiscPow against granularity with intervals, category means per level, ρ per
-//! split against the thresholds 1 and 2, the factorial interaction plot) and a browsable table
-//! of questions. The HTML page needs nothing from the network: styles, charts and its small
+//! split against the thresholds 1 and 2, the factorial interaction plot), the comparison of
+//! several systems (paired differences per category, forest and interaction plots, which
+//! granularity separates them) and a browsable table of questions. The HTML page needs nothing from the network: styles, charts and its small
 //! script are inline, and every text from the corpus or an LLM is escaped (the page by maud,
 //! the charts by [`hierarag_taxonomy::SvgText`], the same escaper).
 //!
@@ -24,12 +25,14 @@
 //!     taxonomy: Some(&taxonomy),
 //!     questions: Vec::new(),
 //!     systems: Vec::new(),
+//!     comparison: None,
 //! };
 //! assert!(markdown(&input).starts_with("# empty run"));
 //! assert!(html(&input).contains("<svg"));
 //! ```
 
 mod charts;
+mod comparison;
 mod format;
 mod html;
 mod markdown;
@@ -56,6 +59,9 @@ pub struct ReportInput<'a> {
     /// The run's named systems, in its config's order; the analysis sections (and `analysis`
     /// and `questions`) are the first's. Empty for a run of one unnamed system.
     pub systems: Vec<SystemReport<'a>>,
+    /// The comparison of the run's systems (`comparison.json`), when there is one: its own
+    /// section after the systems'.
+    pub comparison: Option<&'a hierarag_analysis::Comparison>,
 }
 
 /// One system of a run: its overall means, and its own analysis when there is one.

@@ -39,7 +39,7 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    fn new(headers: &[(&str, bool)]) -> Table {
+    pub(crate) fn new(headers: &[(&str, bool)]) -> Table {
         Table {
             headers: headers.iter().map(|(h, _)| (*h).to_owned()).collect(),
             numeric: headers.iter().map(|(_, n)| *n).collect(),
@@ -65,6 +65,9 @@ pub(crate) enum ChartRef {
     Rho,
     Categories(String),
     Interaction(String),
+    /// The forest and interaction plots of the comparison's level at this index.
+    ComparisonForest(usize),
+    ComparisonInteraction(usize),
     Taxonomy,
 }
 
@@ -81,6 +84,7 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     let analysis = input.analysis;
     let mut out = vec![run(input)];
     out.extend(systems(input));
+    out.extend(input.comparison.map(crate::comparison::section));
     out.extend(recommendations(analysis));
     out.extend(table1(analysis));
     out.extend(table2(analysis));

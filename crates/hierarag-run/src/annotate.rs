@@ -37,6 +37,8 @@ pub struct SampleRequest {
     pub taxonomy: Option<PathBuf>,
     /// Replace an existing store (its ratings are lost).
     pub overwrite: bool,
+    /// Put the questions no system answers (the run's `comparison.json`) first.
+    pub from_compare: bool,
 }
 
 /// Draws the items to rate from `run`'s benchmark and writes the store; returns the sample.
@@ -86,7 +88,28 @@ pub fn sample(
         category_subset: request.category_subset,
         seed,
     };
-    let mut drawn = hierarag_annotate::sample(&questions, &taxonomy, &options)
+    let first: Vec<String> = if request.from_compare {
+        let comparison = crate::compare::load(run.root())?.with_context(|| {
+            format!(
+                "--from-compare: {} has no {} (run `hierarag compare` first)",
+                run.root().display(),
+                crate::compare::COMPARISON_FILE
+            )
+        })?;
+        reporter.note(&format!(
+            "{} question{} no system answers go first",
+            comparison.unanswered.len(),
+            if comparison.unanswered.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ));
+        comparison.unanswered.into_iter().map(|u| u.id).collect()
+    } else {
+        Vec::new()
+    };
+    let mut drawn = hierarag_annotate::sample_with_first(&questions, &taxonomy, &options, &first)
         .with_context(|| format!("sampling from {}", benchmark_path.display()))?;
     for line in &drawn.notes {
         reporter.note(&format!("note: {line}"));

@@ -1,6 +1,6 @@
 //! The main job, `hierarag run`: the checks that need no corpus, then index → plan → generate →
-//! answer → evaluate → analyze → report in one run directory, resuming whatever an earlier pass
-//! left.
+//! answer → evaluate → analyze → compare (with two or more systems) → report in one run
+//! directory, resuming whatever an earlier pass left.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -53,7 +53,9 @@ impl RunOutcome {
 
 /// The stages after the stage that stopped a run, which did not run.
 pub fn stages_after(stage: &str) -> &'static [&'static str] {
-    const STAGES: [&str; 5] = ["generate", "answer", "evaluate", "analyze", "report"];
+    const STAGES: [&str; 6] = [
+        "generate", "answer", "evaluate", "analyze", "compare", "report",
+    ];
     STAGES
         .iter()
         .position(|s| *s == stage)
@@ -289,7 +291,40 @@ or corpus changed: use a fresh --dir)",
             .collect::<Vec<_>>(),
     )?;
 
-    // 7. report
+    // 7. compare, with two or more systems: comparison.json beside the analysis.
+    if systems.len() >= 2 {
+        let stage_started = now_unix_s();
+        let clock = Instant::now();
+        let named: Vec<(String, crate::layout::SystemDir)> = systems
+            .iter()
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    crate::systems::dir_of(&run, config, &s.name),
+                )
+            })
+            .collect();
+        let threshold = hierarag_analysis::default_threshold(config.analysis.metric);
+        let comparison =
+            crate::compare::compare_systems(&run, &named, &taxonomy, &config.analysis, threshold)?;
+        let path = crate::compare::write(&comparison, root)?;
+        reporter.note(&format!(
+            "compared {} systems on {} questions: {}",
+            named.len(),
+            comparison.common,
+            path.display()
+        ));
+        simple_stage(
+            &run,
+            "compare",
+            stage_started,
+            clock,
+            comparison.common,
+            &[&path],
+        )?;
+    }
+
+    // 8. report
     let stage_started = now_unix_s();
     let clock = Instant::now();
     let (report_md, report_html) = crate::report::write(&run, &analysis, &taxonomy, None, root)?;

@@ -1,5 +1,6 @@
-//! The report of a run: the run summary from its manifest and the questions with their
-//! answers and scores, rendered by the report crate into `report.md` and `report.html`.
+//! The report of a run: the run summary from its manifest, the questions with their
+//! answers and scores, and the comparison of its systems when `comparison.json` is there,
+//! rendered by the report crate into `report.md` and `report.html`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,7 @@ pub fn write(
     let (questions, designs) = question_rows(run, &systems[0].1)?;
     let others = other_analyses(&systems[1..])?;
     let systems = system_reports(&systems, manifest.as_ref(), analysis, &others)?;
+    let comparison = crate::compare::load(dir)?;
     let mut summary = summary(dir, manifest.as_ref());
     if !designs.is_empty() {
         summary
@@ -52,6 +54,7 @@ pub fn write(
         taxonomy: Some(taxonomy),
         questions,
         systems,
+        comparison: comparison.as_ref(),
     };
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let out = RunDir::new(out);
@@ -144,7 +147,7 @@ fn summary(dir: &Path, manifest: Option<&Manifest>) -> RunSummary {
     }
     // Pipeline order rather than alphabetical.
     let order = [
-        "index", "plan", "generate", "answer", "evaluate", "analyze", "report",
+        "index", "plan", "generate", "answer", "evaluate", "analyze", "compare", "report",
     ];
     summary.stages.sort_by_key(|s| {
         order

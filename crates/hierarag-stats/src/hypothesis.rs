@@ -63,3 +63,13 @@ pub fn binomial_greater(k: u64, n: u64, p: f64) -> Option<f64> {
     // rather than as 1 − cdf, so that tiny p-values keep their relative precision.
     Some(Binomial::new(p, n).ok()?.sf(k - 1))
 }
+
+/// The two-sided p-value of a standard normal statistic, `2·Φ(−|z|)` as scipy's
+/// `2 * special.ndtr(-abs(z))`: `erfc(|z|/√2)`, evaluated without the cancellation of
+/// `1 − Φ(|z|)`. NaN for NaN.
+pub(crate) fn normal_two_sided(z: f64) -> f64 {
+    if z.is_nan() {
+        return f64::NAN;
+    }
+    statrs::function::erf::erfc(z.abs() / std::f64::consts::SQRT_2)
+}

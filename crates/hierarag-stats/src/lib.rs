@@ -1,9 +1,11 @@
 //! Statistics for the analysis (docs/design.md, "Analysis"): dispersion, information between labellings,
-//! two-way ANOVA, rater agreement, correlation and binomial tests, and resampling.
+//! two-way and mixed ANOVA, rater agreement, correlation, binomial and paired tests, and
+//! resampling.
 //!
-//! Every function reproduces a reference implementation — numpy, scikit-learn, statsmodels or
-//! scipy, named in its docs — and `tests/oracle.rs` checks them against values those packages
-//! computed (`scripts/oracles/stats_oracle.py`). The crate is pure: no I/O, no state, and no
+//! Every function reproduces a reference implementation — numpy, scikit-learn, statsmodels,
+//! scipy or pingouin, named in its docs — and `tests/it/oracle.rs` checks them against values
+//! those packages computed (`scripts/oracles/stats_oracle.py`,
+//! `scripts/oracles/compare_oracle.py`). The crate is pure: no I/O, no state, and no
 //! heavier dependency than `statrs` for the F, t and binomial tails. Degenerate input (an empty
 //! slice, `n ≤ ddof`, a constant variable, an empty ANOVA cell) gives `None` or a
 //! [`StatsError`], never a panic; each function says when.
@@ -18,6 +20,8 @@
 //! - Tests: [`point_biserial`] → [`Correlation`], [`binomial_greater`] (scipy).
 //! - Resampling: [`resample_indices`] for a seeded bootstrap, [`percentile_interval`] →
 //!   [`Interval`] over its replicates, [`bootstrap_p`] and [`permutation_p`].
+//! - Paired comparisons: [`paired_t`] → [`PairedT`] and [`wilcoxon`] → [`Wilcoxon`] (scipy),
+//!   [`mixed_anova`] → [`MixedAnova`] (pingouin), [`kendall_tau_b`] (scipy).
 //! - Multiple comparisons: [`holm`] (statsmodels).
 //!
 //! # Example
@@ -47,7 +51,9 @@ mod describe;
 mod error;
 mod hypothesis;
 mod information;
+mod mixed;
 mod multiple;
+mod paired;
 mod resample;
 
 pub use agreement::{aggregate_raters, cohen_kappa, fleiss_kappa};
@@ -56,5 +62,7 @@ pub use describe::{mean, percentile, range, std_dev};
 pub use error::StatsError;
 pub use hypothesis::{Correlation, binomial_greater, point_biserial};
 pub use information::{entropy, equal_frequency_bins, mutual_info, nmi};
+pub use mixed::{MixedAnova, MixedTerm, mixed_anova};
 pub use multiple::holm;
+pub use paired::{PairedT, Wilcoxon, WilcoxonMethod, kendall_tau_b, paired_t, wilcoxon};
 pub use resample::{Interval, bootstrap_p, percentile_interval, permutation_p, resample_indices};

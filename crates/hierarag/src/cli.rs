@@ -119,6 +119,10 @@ Options on the command line override the [design] table of --config."#)]
     /// Which dimension and granularity discriminate: per-category means, DiscPow, NMI, Δ,
     /// Coherence Ratio per split, factorial effects, bootstrap intervals (analysis.json).
     Analyze(AnalyzeArgs),
+    /// Compare a run's systems (or several runs on one benchmark): paired differences per
+    /// category with intervals, t and Wilcoxon tests (Holm), the system × category
+    /// interaction, rank changes, and which granularity separates them (comparison.json).
+    Compare(CompareArgs),
     /// How many questions a granularity finding needs: with a run as the pilot, the questions
     /// per category for the wanted power, the LLM calls and tokens that implies, and the
     /// smallest gain a planned design detects (power.json).
@@ -679,6 +683,49 @@ pub struct AnalyzeArgs {
     pub json: bool,
 }
 
+/// `hierarag compare`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "How to read comparison.json (and the report's comparison section):
+  differences are b − a for a pair (a, b) in the order of --systems: positive when b scores
+  higher. Per (set, dimension, level) and metric: each pair's mean difference per category and
+  over the level, with a paired bootstrap interval (questions resampled within the category),
+  scipy's ttest_rel and wilcoxon p-values (Holm-adjusted over the level's categories: t_p_holm,
+  w_p_holm) and wins / ties / losses of b; the spread (standard deviation over categories) of
+  the difference; pingouin's mixed ANOVA (category between questions, system within) whose
+  interaction row says whether the difference depends on the category; with three or more
+  systems, Kendall's τ of each category's ranking against the level's.
+Per dimension: each system's own recommended granularity, whether they agree, and the level
+whose interaction is largest (separating), in words. unanswered: the questions every system
+refused or scored below --threshold on the analysed metric; `hierarag annotate sample
+--from-compare` puts them first."
+)]
+pub struct CompareArgs {
+    /// Run directories: one run with two or more [[system]]s, or several runs that share one
+    /// benchmark.jsonl (checked by its sha256); their systems are named RUN/SYSTEM then.
+    #[arg(value_name = "RUN_DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// The systems to compare, in this order (the first is the baseline a of every
+    /// difference) [default: every system of the runs, in their config's order].
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub systems: Option<Vec<String>>,
+    /// A question counts as not answered by a system below this score on the analysed
+    /// metric (or refused) [default: cs 0.5, rouge1 0.2, bleu 10, retrieval metrics 0.1].
+    #[arg(long, value_name = "X")]
+    pub threshold: Option<f64>,
+    /// The taxonomy [default: the first run's taxonomy.toml, else the built-in one].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    /// Where comparison.json goes [default: the first RUN_DIR].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Print comparison.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Options of the statistics; unset ones come from the run config's [analysis] table (in a
 /// run directory's manifest) or the defaults.
 #[derive(Debug, Clone, Default, Args)]
@@ -910,6 +957,10 @@ pub struct SampleArgs {
     /// Replace an existing annotations.sqlite (its ratings are lost).
     #[arg(long)]
     pub overwrite: bool,
+    /// Sample the questions no system answers first (RUN_DIR/comparison.json, from `hierarag
+    /// compare`): they are rated before the rest, which is drawn as usual.
+    #[arg(long)]
+    pub from_compare: bool,
 }
 
 /// `hierarag annotate annotators`.

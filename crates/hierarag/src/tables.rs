@@ -344,3 +344,102 @@ calls{tokens}",
     }
     Ok(())
 }
+
+/// The comparison on stdout: every metric's means and pairwise differences over all common
+/// questions, the granularity that separates the systems, and the questions none answers.
+pub fn comparison_summary(comparison: &hierarag_analysis::Comparison) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let names: Vec<&str> = comparison.systems.iter().map(|s| s.name.as_str()).collect();
+    writeln!(
+        out,
+        "Systems compared on {} questions: {} (differences are later − earlier)",
+        comparison.common,
+        names.join(", ")
+    )?;
+    let level = comparison.settings.confidence * 100.0;
+    writeln!(
+        out,
+        "  {:<10} {:<28} {:>9} {:>22} {:>8} {:>8} {:>12}",
+        "metric",
+        "pair",
+        "diff",
+        format!("{level:.0}% interval"),
+        "t p",
+        "W p",
+        "win/tie/loss"
+    )?;
+    for metric in &comparison.overall {
+        let means: Vec<String> = metric
+            .systems
+            .iter()
+            .zip(&metric.means)
+            .map(|(s, m)| format!("{s} {m:.3}"))
+            .collect();
+        writeln!(out, "  {:<10} {}", metric.metric, means.join(", "))?;
+        for pair in &metric.pairs {
+            let d = &pair.diff;
+            writeln!(
+                out,
+                "  {:<10} {:<28} {:>+9.4} {:>22} {:>8} {:>8} {:>12}",
+                "",
+                format!("{} − {}", pair.b, pair.a),
+                d.mean.value,
+                d.mean
+                    .ci
+                    .map_or_else(|| "–".into(), |[lo, hi]| format!("[{lo:+.4}, {hi:+.4}]")),
+                p_value(d.t_p),
+                p_value(d.w_p),
+                format!("{}/{}/{}", d.wins, d.ties, d.losses)
+            )?;
+        }
+    }
+    if !comparison.dimensions.is_empty() {
+        writeln!(
+            out,
+            "\nWhich granularity separates the systems ({})",
+            comparison.settings.metric.mean_label()
+        )?;
+        for dimension in &comparison.dimensions {
+            if let Some(separating) = &dimension.separating {
+                writeln!(out, "  {}: {}", dimension.dimension, separating.reason)?;
+            }
+            writeln!(
+                out,
+                "    recommended granularity per system: {}{}",
+                dimension.recommended_levels(),
+                if dimension.same_for_all {
+                    " (the same for every system)"
+                } else {
+                    " (not the same for every system)"
+                }
+            )?;
+        }
+    }
+    if !comparison.unanswered.is_empty() {
+        writeln!(
+            out,
+            "\n{} question{} no system answered (refused, or {} below {}); check them first: \
+`hierarag annotate sample RUN --from-compare`",
+            comparison.unanswered.len(),
+            if comparison.unanswered.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            comparison.settings.metric,
+            comparison.threshold
+        )?;
+    }
+    for note in &comparison.notes {
+        writeln!(out, "note: {note}")?;
+    }
+    Ok(())
+}
+
+fn p_value(p: Option<f64>) -> String {
+    match p {
+        None => "–".into(),
+        Some(p) if p < 1e-4 => "<0.0001".into(),
+        Some(p) => format!("{p:.4}"),
+    }
+}

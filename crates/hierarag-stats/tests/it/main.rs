@@ -1,5 +1,6 @@
 //! The integration tests of `hierarag-stats`, one binary: each module is one former test file.
 
+mod compare_oracle;
 mod oracle;
 mod properties;
 mod table;

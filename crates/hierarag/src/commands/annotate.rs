@@ -46,6 +46,7 @@ fn run_sample(args: &SampleArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         text_field: args.text_field.clone(),
         taxonomy: args.taxonomy.clone(),
         overwrite: args.overwrite,
+        from_compare: args.from_compare,
     };
     let drawn = hierarag_run::annotate::sample(&run, &request, &printer)?;
     print_strata(&drawn)?;

@@ -3,6 +3,7 @@
 
 mod analyze;
 mod annotate;
+mod compare;
 mod data;
 mod eval;
 mod eval_text;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Answer(args) => stages::answer(&args, printer),
         Command::Evaluate(args) => stages::evaluate(&args, printer),
         Command::Analyze(args) => analyze::run(&args, printer),
+        Command::Compare(args) => compare::run(&args, printer),
         Command::Power(args) => power::run(&args, printer),
         Command::Report(args) => report::run(&args, printer),
         Command::Export(args) => export::run(&args, printer),

@@ -1,0 +1,46 @@
+//! `hierarag compare`: where a run's systems differ, whether it is real, and which
+//! granularity shows it (comparison.json).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use hierarag_analysis::Settings;
+use hierarag_run::{Manifest, Reporter, RunDir};
+
+use crate::cli::CompareArgs;
+use crate::printer::Printer;
+use crate::settings::analysis_settings;
+use crate::tables;
+
+pub fn run(args: &CompareArgs, printer: Printer) -> anyhow::Result<ExitCode> {
+    let runs: Vec<RunDir> = args.dirs.iter().map(RunDir::new).collect();
+    let first = &runs[0];
+    let systems = hierarag_run::compare::systems_of_runs(&runs, args.systems.as_deref())?;
+    let base = if first.manifest().exists() {
+        hierarag_run::analyze::settings_of_manifest(&Manifest::load(first)?)?
+    } else {
+        Settings::default()
+    };
+    let settings = analysis_settings(&args.settings, base)?;
+    let taxonomy = hierarag_run::taxonomy::of_run(args.taxonomy.as_deref(), Some(first))?;
+    let threshold = args
+        .threshold
+        .unwrap_or_else(|| hierarag_analysis::default_threshold(settings.metric));
+    let comparison =
+        hierarag_run::compare::compare_systems(first, &systems, &taxonomy, &settings, threshold)?;
+    let out: PathBuf = args
+        .out
+        .clone()
+        .unwrap_or_else(|| first.root().to_path_buf());
+    let path = hierarag_run::compare::write(&comparison, &out)?;
+    if args.json {
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut stdout, &comparison)?;
+        writeln!(stdout)?;
+    } else {
+        tables::comparison_summary(&comparison)?;
+    }
+    printer.note(&format!("wrote {}", path.display()));
+    Ok(ExitCode::SUCCESS)
+}
