@@ -51,8 +51,9 @@ impl RunOutcome {
     }
 }
 
-/// The stages after the stage that stopped a run, which did not run.
-pub fn stages_after(stage: &str) -> &'static [&'static str] {
+/// The stages after the stage that stopped a run, which did not run: compare only for a run
+/// of two or more systems.
+pub fn stages_after(stage: &str, systems: usize) -> Vec<&'static str> {
     const STAGES: [&str; 6] = [
         "generate", "answer", "evaluate", "analyze", "compare", "report",
     ];
@@ -60,6 +61,10 @@ pub fn stages_after(stage: &str) -> &'static [&'static str] {
         .iter()
         .position(|s| *s == stage)
         .map_or(&STAGES[..0], |i| &STAGES[i + 1..])
+        .iter()
+        .copied()
+        .filter(|s| *s != "compare" || systems >= 2)
+        .collect()
 }
 
 /// Runs the main job of `config` in its `[run] dir`.

@@ -368,7 +368,16 @@ pub fn comparison_summary(comparison: &hierarag_analysis::Comparison) -> anyhow:
         "W p",
         "win/tie/loss"
     )?;
+    let mut equal = Vec::new();
     for metric in &comparison.overall {
+        if metric
+            .pairs
+            .iter()
+            .all(|p| p.diff.wins == 0 && p.diff.losses == 0)
+        {
+            equal.push(metric.metric.as_str());
+            continue;
+        }
         let means: Vec<String> = metric
             .systems
             .iter()
@@ -392,6 +401,13 @@ pub fn comparison_summary(comparison: &hierarag_analysis::Comparison) -> anyhow:
                 format!("{}/{}/{}", d.wins, d.ties, d.losses)
             )?;
         }
+    }
+    if !equal.is_empty() {
+        writeln!(
+            out,
+            "  the same for every system on every question: {}",
+            equal.join(", ")
+        )?;
     }
     if !comparison.dimensions.is_empty() {
         writeln!(

@@ -291,7 +291,8 @@ fn difference(a: &[f64], b: &[f64], ci: Option<[f64; 2]>) -> Difference {
         },
         t: t.and_then(|t| finite(t.t)),
         t_p: t.and_then(|t| finite(t.p)),
-        w: w.filter(|w| w.p.is_finite()).map(|w| w.statistic),
+        // `+ 0.0`: min(R+, R−) of no rank is −0.0.
+        w: w.filter(|w| w.p.is_finite()).map(|w| w.statistic + 0.0),
         w_p: w.and_then(|w| finite(w.p)),
         wins: d.iter().filter(|&&x| x > 0.0).count(),
         ties: d.iter().filter(|&&x| x == 0.0).count(),

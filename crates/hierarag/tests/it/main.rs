@@ -4,6 +4,7 @@ mod support;
 
 mod annotate;
 mod cli;
+mod compare;
 mod eval_text;
 mod every_kind;
 mod export;

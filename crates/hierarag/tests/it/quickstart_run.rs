@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::support::{python, workspace_root};
+use crate::support::{browser_counts, browser_enabled, python, workspace_root};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
@@ -115,6 +115,41 @@ fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize, systems: 
         assert!(html.contains(&format!("id=\"system-{system}\"")));
     }
     assert!(stderr.contains("report.html"), "{stderr}");
+    if systems.len() > 1 {
+        // Two or more systems: compared question by question, in comparison.json and the
+        // report's comparison section (one forest and one interaction plot per level).
+        let comparison: Value =
+            serde_json::from_slice(&std::fs::read(run_dir.join("comparison.json")).unwrap())
+                .unwrap();
+        let names: Vec<&str> = comparison["systems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, systems);
+        assert_eq!(comparison["common"], expected_items);
+        let levels = comparison["levels"].as_array().unwrap().len();
+        assert_eq!(levels, 4, "one coarse level per rq1 dimension");
+        assert_eq!(comparison["dimensions"].as_array().unwrap().len(), 4);
+        assert!(md.contains("## Comparison of systems"), "{md}");
+        assert!(
+            md.contains("Which granularity separates your systems"),
+            "{md}"
+        );
+        assert_eq!(manifest["stages"]["compare"]["items"], expected_items);
+        if browser_enabled() {
+            let counts = browser_counts(
+                &run_dir.join("report.html"),
+                &[
+                    "#comparison svg.chart-dot",
+                    "#comparison svg.chart-interaction",
+                ],
+            );
+            assert_eq!(counts["#comparison svg.chart-dot"], levels, "{counts:#}");
+            assert_eq!(counts["#comparison svg.chart-interaction"], levels);
+        }
+    }
     // The run as a pilot: each rq1 dimension's coarse level is planned, and a planned size is
     // priced from the run's own plan and corpus.
     let out = Command::cargo_bin("hierarag")

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{workspace_root, write_lines};
+use crate::support::{browser_enabled, workspace_root, write_lines};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
@@ -321,15 +321,6 @@ fn analyze_names_what_is_missing() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--bins"));
-}
-
-fn browser_enabled() -> bool {
-    let on = |name| std::env::var(name).as_deref() == Ok("1");
-    if on("HIERARAG_BROWSER_TESTS") || on("HIERARAG_NETWORK_TESTS") {
-        return true;
-    }
-    eprintln!("browser check skipped: set HIERARAG_BROWSER_TESTS=1 (needs chromium, playwright)");
-    false
 }
 
 fn check_in_browser(page: &Path, n: usize) {

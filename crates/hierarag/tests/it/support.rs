@@ -162,3 +162,38 @@ pub fn kill_once_written(
     child.wait().unwrap();
     count_lines(journal)
 }
+
+/// Whether the headless-browser checks run: `HIERARAG_BROWSER_TESTS=1`, or the network tests'
+/// switch (scripts/test.sh installs Chromium and playwright).
+pub fn browser_enabled() -> bool {
+    let on = |name| std::env::var(name).as_deref() == Ok("1");
+    if on("HIERARAG_BROWSER_TESTS") || on("HIERARAG_NETWORK_TESTS") {
+        return true;
+    }
+    eprintln!("browser check skipped: set HIERARAG_BROWSER_TESTS=1 (needs chromium, playwright)");
+    false
+}
+
+/// Opens `page` in headless Chromium (scripts/browser/check_page.py) counting each of
+/// `selectors`; asserts no console or page error and no request outside the page, and returns
+/// the counts.
+pub fn browser_counts(page: &Path, selectors: &[&str]) -> Value {
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(workspace_root().join("scripts/browser/check_page.py"))
+        .arg(page);
+    for selector in selectors {
+        command.args(["--count", selector]);
+    }
+    let output = command.output().expect("run check_page.py");
+    assert!(
+        output.status.success(),
+        "check_page.py: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["console_errors"], json!([]), "{report:#}");
+    assert_eq!(report["page_errors"], json!([]), "{report:#}");
+    assert_eq!(report["requests_outside"], json!([]), "{report:#}");
+    report["counts"].clone()
+}
