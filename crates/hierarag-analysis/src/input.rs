@@ -47,7 +47,11 @@ pub struct Texts {
 pub enum Metric {
     /// Average precision (its mean is MAP).
     Ap,
+    // The names of the command line and scores.jsonl; the derived `ndcg10` and `recall10`
+    // written by earlier releases still read.
+    #[serde(rename = "ndcg_10", alias = "ndcg10")]
     Ndcg10,
+    #[serde(rename = "recall_10", alias = "recall10")]
     Recall10,
     /// Reciprocal rank (its mean is MRR).
     Rr,
@@ -101,7 +105,7 @@ impl Metric {
         )
     }
 
-    /// The name used in files and on the command line.
+    /// The name used in files and on the command line (the same as its serde name).
     pub fn as_str(self) -> &'static str {
         match self {
             Metric::Ap => "ap",
@@ -201,5 +205,24 @@ impl Default for Settings {
             confidence: 0.95,
             seed: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_has_one_name_in_files_and_on_the_command_line() {
+        for metric in Metric::ALL {
+            let json = serde_json::to_string(&metric).unwrap();
+            assert_eq!(json, format!("\"{}\"", metric.as_str()));
+            assert_eq!(metric.as_str().parse::<Metric>(), Ok(metric));
+        }
+        // What earlier releases wrote still reads.
+        let old: Metric = serde_json::from_str("\"ndcg10\"").unwrap();
+        assert_eq!(old, Metric::Ndcg10);
+        let old: Metric = serde_json::from_str("\"recall10\"").unwrap();
+        assert_eq!(old, Metric::Recall10);
     }
 }

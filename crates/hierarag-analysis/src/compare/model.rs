@@ -55,8 +55,9 @@ pub struct Difference {
     /// same value, where t is 0/0 or infinite; p is 0 for a constant non-zero difference).
     pub t: Option<f64>,
     pub t_p: Option<f64>,
-    /// scipy's `wilcoxon(b, a)` with its defaults: min(R+, R−) and the two-sided p (None when
-    /// every difference is zero).
+    /// scipy's `wilcoxon(b, a)` with its defaults: min(R+, R−) and the two-sided p (None
+    /// where scipy's is NaN: every difference zero with more than 13 questions; with 13 or
+    /// fewer its sign-flip test gives 1).
     pub w: Option<f64>,
     pub w_p: Option<f64>,
     /// Questions where `b` scored higher, the same, lower.
