@@ -359,10 +359,10 @@ impl Calls {
                 set: item.set.clone(),
                 categories: item.categories.clone(),
                 persona: item.persona.clone(),
-                generator: self.generator_info(seed),
+                generator: Some(self.generator_info(seed)),
                 candidates_considered: considered,
                 attempts: attempt,
-                filter: FilterOutcome {
+                filter: Some(FilterOutcome {
                     enabled: self.filter.is_some(),
                     model: self.filter.as_ref().map(|f| ModelInfo {
                         backend: f.backend().to_string(),
@@ -375,7 +375,8 @@ impl Calls {
                     passed,
                     judged,
                     verdict,
-                },
+                }),
+                source: None,
             });
             return outcome;
         }

@@ -38,4 +38,6 @@ mod record;
 pub use generator::{GenerateSettings, Generator, ItemOutcome};
 pub use parse::{Candidate, Verdict, parse_candidates, parse_verdicts};
 pub use prompt::{QuestionSpec, SourceDocument};
-pub use record::{BenchmarkRecord, FilterOutcome, ModelInfo, RejectKind, RejectRecord};
+pub use record::{
+    BenchmarkRecord, FilterOutcome, ImportSource, ModelInfo, RejectKind, RejectRecord,
+};

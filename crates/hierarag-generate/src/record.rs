@@ -8,26 +8,52 @@ use serde::{Deserialize, Serialize};
 use crate::parse::Verdict;
 
 /// One line of `benchmark.jsonl`: a question, its reference answer and where it came from.
+///
+/// Generated and imported benchmarks are one format: the generation's provenance
+/// (`generator`, `candidates_considered`, `attempts`, `filter`) is written by `hierarag
+/// generate` and absent from an imported question, which names its `source` instead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchmarkRecord {
-    /// The plan item's id.
+    /// The plan item's id (an imported question's own id, or one given on import).
     pub id: String,
     pub question: String,
     /// The reference answer.
     pub answer: String,
     /// The source document(s): the relevant documents for retrieval metrics.
     pub doc_ids: Vec<String>,
-    /// The design and set of the plan item (`rq2`, `qc/medium`).
+    /// The design and set of the plan item (`rq2`, `qc/medium`; `import` for both of an
+    /// imported question).
     pub design: String,
     pub set: String,
     pub categories: Vec<CategoryRef>,
+    #[serde(default)]
     pub persona: BTreeMap<String, String>,
-    pub generator: ModelInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<ModelInfo>,
     /// Candidates the generator returned over every attempt.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub candidates_considered: usize,
     /// Generation calls made for this item (1 unless every candidate was rejected).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: u32,
-    pub filter: FilterOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<FilterOutcome>,
+    /// Where an imported question came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ImportSource>,
+}
+
+fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+/// The file, format and line (or row, or position in a JSON list, from 1) an imported
+/// question was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSource {
+    pub format: String,
+    pub file: String,
+    pub line: usize,
 }
 
 /// Which model did a job, with which parameters.

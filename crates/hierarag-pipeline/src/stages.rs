@@ -510,7 +510,10 @@ pub fn score(
         .zip(&answer.doc_scores)
         .map(|(id, score)| ScoredDoc::new(id.clone(), *score))
         .collect();
-    let retrieval = (!answer.no_documents).then(|| evaluate_query(&relevant, &ranking));
+    // Absent when the system named no document, or the question names no relevant one (an
+    // imported benchmark without document ids): there is nothing to rank against.
+    let retrieval = (!answer.no_documents && !reference.doc_ids.is_empty())
+        .then(|| evaluate_query(&relevant, &ranking));
     // `+ 0.0` turns -0.0 (a zero gain divided out) into 0.0, as trec_eval prints it.
     let of = |value: fn(&hierarag_metrics::QueryMetrics) -> f64| {
         retrieval.as_ref().map(|r| value(r) + 0.0)

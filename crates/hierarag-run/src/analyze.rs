@@ -90,7 +90,7 @@ pub fn load_scored(
             unknown.push(score.id.clone());
             continue;
         };
-        observations.push(Observation {
+        let observation = Observation {
             id: score.id.clone(),
             set: record.set.clone(),
             categories: record.categories.clone(),
@@ -108,7 +108,8 @@ pub fn load_scored(
                 prediction: answer.clone(),
                 reference: record.answer.clone(),
             }),
-        });
+        };
+        observations.extend(per_dimension(observation, &record.design));
     }
     if !unknown.is_empty() {
         bail!(
@@ -129,6 +130,26 @@ pub fn load_scored(
         scores_missing,
         unscored,
     })
+}
+
+/// An imported question categorised on several dimensions at once is analysed once per
+/// dimension: as `<id>@<dimension>` in the set `import/<dimension>`, so that every dimension's
+/// levels are compared over all the questions (a generated question has one category, or one
+/// per factor of its factorial cell, and stays as it is).
+fn per_dimension(observation: Observation, design: &str) -> Vec<Observation> {
+    if design != "import" || observation.categories.len() < 2 {
+        return vec![observation];
+    }
+    observation
+        .categories
+        .iter()
+        .map(|category| Observation {
+            id: format!("{}@{}", observation.id, category.dimension),
+            set: format!("{}/{}", observation.set, category.dimension),
+            categories: vec![category.clone()],
+            ..observation.clone()
+        })
+        .collect()
 }
 
 /// Joins benchmark, scores and (optionally) answers by question id and analyses them.

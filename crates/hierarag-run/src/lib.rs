@@ -12,7 +12,7 @@
 //!   [`systems`]: where each `[[system]]` keeps its files, and answers read from a file;
 //! - [`chain`]: the main job, `hierarag run`, from the checks to the report;
 //! - [`analyze`], [`report`]: benchmark, answers and scores joined for the analysis and the
-//!   report; [`compare`]: several systems' scores compared on one benchmark; [`power`]: the questions a granularity finding needs, with the run as the pilot; [`annotate`]: the items to rate and the agreement of the ratings; [`export`]: BEIR, Ragas, DeepEval and TREC files; [`retrieval`]: queries into
+//!   report; [`compare`]: several systems' scores compared on one benchmark; [`power`]: the questions a granularity finding needs, with the run as the pilot; [`annotate`]: the items to rate and the agreement of the ratings; [`export`]: BEIR, Ragas, DeepEval and TREC files; [`import`]: DataMorgana, Ragas, DeepEval and mapped JSONL/CSV benchmarks into a run; [`retrieval`]: queries into
 //!   TREC runs, their evaluation, and the retrieval smoke test; [`text`]: ROUGE-1, BLEU and CS of
 //!   any prediction/reference pairs.
 //!
@@ -41,6 +41,7 @@ pub mod compare;
 pub mod config;
 pub mod corpus;
 pub mod export;
+pub mod import;
 pub mod index;
 pub mod layout;
 pub mod manifest;

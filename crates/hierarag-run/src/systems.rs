@@ -258,7 +258,7 @@ pub fn read_rows(file: &FileSystem) -> anyhow::Result<Vec<AnswerRow>> {
 }
 
 /// JSONL (one object a line) or JSON (a list of objects; RAGChecker's `{"results": [...]}`).
-fn read_json_records(
+pub(crate) fn read_json_records(
     path: &Path,
     format: AnswerFileFormat,
 ) -> anyhow::Result<Vec<(usize, Map<String, Value>)>> {
@@ -322,7 +322,7 @@ fn is_jsonl(text: &str) -> bool {
 }
 
 /// A CSV with a header row; every cell a string.
-fn read_csv(path: &Path) -> anyhow::Result<Vec<(usize, Map<String, Value>)>> {
+pub(crate) fn read_csv(path: &Path) -> anyhow::Result<Vec<(usize, Map<String, Value>)>> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(false)
         .from_path(path)
@@ -422,7 +422,11 @@ fn row_of(
 /// A list field: a JSON array; a string joined by `joined` (DeepEval's files); or in CSV a
 /// cell holding a JSON array or a Python list literal (what pandas writes for a list column, as
 /// Ragas' `to_csv` does). Absent, null or empty: no items.
-fn list(value: Option<&Value>, is_csv: bool, joined: Option<char>) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn list(
+    value: Option<&Value>,
+    is_csv: bool,
+    joined: Option<char>,
+) -> anyhow::Result<Vec<Value>> {
     match value {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => Ok(items.clone()),

@@ -132,6 +132,9 @@ Options on the command line override the [design] table of --config."#)]
     Report(ReportArgs),
     /// Export a run's benchmark for other tools: BEIR, Ragas, DeepEval, TREC qrels and runs.
     Export(ExportArgs),
+    /// Import a benchmark made elsewhere (DataMorgana, a Ragas test set, DeepEval goldens, or
+    /// a mapped JSONL/CSV) as a run's benchmark.jsonl, its categories as a taxonomy beside it.
+    Import(ImportBenchmarkArgs),
     /// Human validation: sample questions to rate, add annotators, serve the rating app,
     /// export/import ratings as CSV, and compute agreement (annotations.sqlite, agreement.json).
     #[command(subcommand)]
@@ -880,6 +883,85 @@ pub struct ExportArgs {
     /// pandas; a text that begins like a formula (`=`, `+`, `-`, `@`, …) gets a leading `'`.
     #[arg(long)]
     pub csv: bool,
+}
+
+/// The formats `hierarag import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormatArg {
+    /// DataMorgana's output (JSONL or a JSON list): question, answer, context, document_ids,
+    /// question_categories and user_categories.
+    Datamorgana,
+    /// A Ragas test set (Testset.to_jsonl / to_csv): user_input, reference,
+    /// reference_contexts; synthesizer_name, query_style, query_length as dimensions.
+    Ragas,
+    /// DeepEval goldens (save_as json, jsonl or csv): input, expected_output, context; the
+    /// string values of additional_metadata as dimensions.
+    Deepeval,
+    /// One JSON object a line, mapped by the --*-field options.
+    Jsonl,
+    /// A CSV with a header row, mapped by the --*-field options.
+    Csv,
+}
+
+/// `hierarag import`.
+#[derive(Debug, Args)]
+#[command(after_help = "What becomes what:
+  question, reference answer   the record's question and answer
+  document ids                 its relevant documents (checked against --index when given)
+  reference contexts           with --index and no ids: the documents whose chunks hold them
+  categories                   dimensions of RUN/taxonomy.toml: without --taxonomy each
+                               categorization is a flat dimension (its categories at the coarse
+                               level, names in snake_case); with --taxonomy every name must be
+                               in it (unknown ones are an error listing the valid ones)
+  personas (DataMorgana's user_categories, Ragas' persona_name)   the record's persona
+Records are written with design and set `import` and their source (format, file, line); ids
+are the file's (--id-field) or import-<line>. Then run answer, evaluate, analyze and report on
+RUN as on a generated benchmark.")]
+pub struct ImportBenchmarkArgs {
+    /// The file to import.
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+    /// Its format.
+    #[arg(long, value_enum)]
+    pub format: ImportFormatArg,
+    /// The run directory to write benchmark.jsonl and taxonomy.toml into (created if
+    /// missing).
+    #[arg(long, value_name = "DIR")]
+    pub run: PathBuf,
+    /// A taxonomy (TOML or DataMorgana JSON) the categories must be in [default: a flat
+    /// taxonomy of the file's own categories].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    /// A BM25 index of the corpus (`hierarag index`): document ids are checked against it,
+    /// and questions without ids get the documents of their reference contexts.
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// jsonl/csv: the field with the question's id [default: ids from the line numbers].
+    #[arg(long, value_name = "FIELD")]
+    pub id_field: Option<String>,
+    /// jsonl/csv: the field with the question [default: question].
+    #[arg(long, value_name = "FIELD")]
+    pub question_field: Option<String>,
+    /// jsonl/csv: the field with the reference answer [default: answer].
+    #[arg(long, value_name = "FIELD")]
+    pub answer_field: Option<String>,
+    /// jsonl/csv: the field with the relevant documents' ids (a list, or one id).
+    #[arg(long, value_name = "FIELD")]
+    pub doc_ids_field: Option<String>,
+    /// jsonl/csv: the field with the reference contexts' texts (a list).
+    #[arg(long, value_name = "FIELD")]
+    pub contexts_field: Option<String>,
+    /// A field whose values are categories: FIELD, or FIELD=DIMENSION to name the dimension
+    /// (repeatable; any format).
+    #[arg(long = "dimension", value_name = "FIELD[=DIMENSION]")]
+    pub dimensions: Vec<String>,
+    /// A row without a question or reference answer: stop (fail) or skip it, listing it in
+    /// RUN/import.skipped.jsonl (skip).
+    #[arg(long, value_enum, default_value_t = OnError::Fail)]
+    pub on_error: OnError,
+    /// Replace an existing RUN/benchmark.jsonl.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// `hierarag annotate …`.

@@ -8,6 +8,7 @@ mod data;
 mod eval;
 mod eval_text;
 mod export;
+mod import;
 mod index;
 mod llm;
 mod models;
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Power(args) => power::run(&args, printer),
         Command::Report(args) => report::run(&args, printer),
         Command::Export(args) => export::run(&args, printer),
+        Command::Import(args) => import::run(&args, printer),
         Command::Annotate(command) => annotate::run(&command, printer),
     }
 }

@@ -94,20 +94,21 @@ fn benchmark_record(
         set: set.into(),
         categories,
         persona: BTreeMap::from([("expertise".to_string(), expertise.to_string())]),
-        generator: ModelInfo {
+        generator: Some(ModelInfo {
             backend: "mock".into(),
             model: "mock-generator".into(),
             params: json!({"temperature": 0.7}),
-        },
+        }),
         candidates_considered: 3,
         attempts: 1,
-        filter: FilterOutcome {
+        filter: Some(FilterOutcome {
             enabled: false,
             model: None,
             passed: 0,
             judged: 0,
             verdict: None,
-        },
+        }),
+        source: None,
     }
 }
 

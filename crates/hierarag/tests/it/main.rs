@@ -9,6 +9,7 @@ mod eval_text;
 mod every_kind;
 mod export;
 mod http_system;
+mod import;
 mod llm;
 mod plan;
 mod quickstart;

@@ -197,3 +197,12 @@ pub fn browser_counts(page: &Path, selectors: &[&str]) -> Value {
     assert_eq!(report["requests_outside"], json!([]), "{report:#}");
     report["counts"].clone()
 }
+
+/// The peers' Python (ragas, deepeval): `$HIERARAG_PEERS_PYTHON` (scripts/test.sh points it at
+/// .venv-peers), else the repository's .venv-peers.
+pub fn peers_python() -> PathBuf {
+    std::env::var_os("HIERARAG_PEERS_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join(".venv-peers/bin/python"))
+}

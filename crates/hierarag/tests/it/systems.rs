@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{BIN, kill_once_written, write_lines, write_numbered_benchmark};
+use crate::support::{BIN, kill_once_written, peers_python, write_lines, write_numbered_benchmark};
 use serde_json::{Value, json};
 
 /// Four benchmark questions.
@@ -265,12 +265,6 @@ fn a_malformed_answers_file_names_the_file_line_and_field() {
 
 /// The peers' Python (ragas, deepeval): `HIERARAG_PEERS_PYTHON`, else `.venv-peers` (both set up
 /// by scripts/test.sh).
-fn peers_python() -> std::path::PathBuf {
-    std::env::var_os("HIERARAG_PEERS_PYTHON")
-        .filter(|p| !p.is_empty())
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| crate::support::workspace_root().join(".venv-peers/bin/python"))
-}
 
 #[test]
 fn files_written_by_ragas_and_deepeval_import_with_every_row_matched() {
