@@ -77,10 +77,8 @@ file; the same versions always write the same bytes.
 """
 
 import json
-import math
 import sys
 import warnings
-from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +91,7 @@ from statsmodels.stats.multitest import multipletests
 
 # The same one-case-per-line writer as the other stats oracle (a changed case is a one-line diff).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stats_oracle import write  # noqa: E402
+from stats_oracle import grouped_cases, inputs, num, oracle_main  # noqa: E402
 
 DEFAULT_OUT_DIR = Path(__file__).resolve().parents[2] / "crates/hierarag-stats/tests/data"
 FILE_NAME = "compare_cases.json"
@@ -101,24 +99,6 @@ SEED = 20260419
 BOOTSTRAP_RESAMPLES = 20000
 # The paper's Table 4 cell sizes, used as the per-category question counts of the paper-size case.
 PAPER_SIZES = (252, 265, 265, 218)
-
-
-def num(value):
-    """A plain float, or None where it is NaN or infinite (JSON has neither)."""
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def inputs(values):
-    """Input values as plain floats, each with at most 15 significant digits (parsed exactly)."""
-    out = []
-    for value in np.asarray(values, dtype=float).ravel():
-        value = float(value)
-        assert math.isfinite(value), value
-        digits = Decimal(repr(value)).normalize().as_tuple().digits
-        assert len(digits) <= 15, f"{value!r} has more than 15 significant digits"
-        out.append(value)
-    return out
 
 
 def cs(rng, n, mean=0.6, sd=0.15, decimals=6):
@@ -375,27 +355,16 @@ def bootstrap_cases(rng):
 
 
 def build():
+    versions = {"numpy": np.__version__, "scipy": scipy.__version__,
+                "statsmodels": statsmodels.__version__, "pandas": pd.__version__,
+                "pingouin": pingouin.__version__}
     groups = [ttest_rel_cases, wilcoxon_cases, mixed_anova_cases, kendall_cases, holm_cases,
               bootstrap_cases]
-    cases = {
-        "versions": {"numpy": np.__version__, "scipy": scipy.__version__,
-                     "statsmodels": statsmodels.__version__, "pandas": pd.__version__,
-                     "pingouin": pingouin.__version__},
-    }
-    for k, group in enumerate(groups):
-        cases[group.__name__.removesuffix("_cases")] = group(np.random.default_rng(SEED + k))
-    return cases
+    return grouped_cases(groups, versions, SEED)
 
 
 def main():
-    if len(sys.argv) > 2:
-        sys.exit(__doc__)
-    out_dir = Path(sys.argv[1]) if len(sys.argv) == 2 else DEFAULT_OUT_DIR
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cases = build()
-    write(cases, out_dir / FILE_NAME)
-    counts = ", ".join(f"{len(v)} {k}" for k, v in cases.items() if isinstance(v, list))
-    print(f"{counts} written to {out_dir / FILE_NAME}", file=sys.stderr)
+    oracle_main(__doc__, build, DEFAULT_OUT_DIR, FILE_NAME)
 
 
 if __name__ == "__main__":

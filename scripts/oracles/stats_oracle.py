@@ -42,8 +42,10 @@ the file; the same versions always write the same bytes.
 """
 
 import json
+import math
 import sys
 import warnings
+from decimal import Decimal
 from importlib.metadata import version
 from pathlib import Path
 
@@ -456,6 +458,47 @@ def write(cases, path):
             else:
                 out.write(f" {json.dumps(key)}: {json.dumps(value, allow_nan=False)}{comma}\n")
         out.write("}\n")
+
+
+def num(value):
+    """A plain float, or None where it is NaN or infinite (JSON has neither)."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def inputs(values):
+    """Input values as plain floats, each with at most 15 significant digits, so that a JSON
+    reader without exact float parsing (serde_json's default) gets them back exactly."""
+    out = []
+    for value in np.asarray(values, dtype=float).ravel():
+        value = float(value)
+        assert math.isfinite(value), value
+        digits = Decimal(repr(value)).normalize().as_tuple().digits
+        assert len(digits) <= 15, f"{value!r} has more than 15 significant digits"
+        out.append(value)
+    return out
+
+
+def grouped_cases(groups, versions, seed):
+    """The cases of the other oracles: `versions`, then each group's list under its name
+    (without `_cases`), drawn from its own generator `default_rng(seed + k)`, so that a case added
+    to one group leaves the others' bytes as they were."""
+    cases = {"versions": versions}
+    for k, group in enumerate(groups):
+        cases[group.__name__.removesuffix("_cases")] = group(np.random.default_rng(seed + k))
+    return cases
+
+
+def oracle_main(doc, build, default_out_dir, file_name):
+    """The command line of the other oracles: `[OUT_DIR]`, the cases written there."""
+    if len(sys.argv) > 2:
+        sys.exit(doc)
+    out_dir = Path(sys.argv[1]) if len(sys.argv) == 2 else default_out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cases = build()
+    write(cases, out_dir / file_name)
+    counts = ", ".join(f"{len(v)} {k}" for k, v in cases.items() if isinstance(v, list))
+    print(f"{counts} written to {out_dir / file_name}", file=sys.stderr)
 
 
 def main():

@@ -5,8 +5,9 @@
 //! Every function reproduces a reference implementation — numpy, scikit-learn, statsmodels,
 //! scipy or pingouin, named in its docs — and `tests/it/oracle.rs` checks them against values
 //! those packages computed (`scripts/oracles/stats_oracle.py`,
-//! `scripts/oracles/compare_oracle.py`). The crate is pure: no I/O, no state, and no
-//! heavier dependency than `statrs` for the F, t and binomial tails. Degenerate input (an empty
+//! `scripts/oracles/compare_oracle.py`, `scripts/oracles/tags_oracle.py`). The crate is pure:
+//! no I/O, no state, and no heavier dependency than `statrs` for the F, t, χ² and binomial
+//! tails. Degenerate input (an empty
 //! slice, `n ≤ ddof`, a constant variable, an empty ANOVA cell) gives `None` or a
 //! [`StatsError`], never a panic; each function says when.
 //!
@@ -17,7 +18,10 @@
 //!   and the 2×2 closed form [`two_by_two`] / [`contrast`].
 //! - Agreement: [`aggregate_raters`] and [`fleiss_kappa`] (statsmodels), [`cohen_kappa`]
 //!   (scikit-learn).
-//! - Tests: [`point_biserial`] → [`Correlation`], [`binomial_greater`] (scipy).
+//! - Tests: [`point_biserial`] → [`Correlation`], [`binomial_greater`] (scipy);
+//!   [`chi2_contingency`] → [`ChiSquare`] (scipy).
+//! - Several factors at once: [`additive_anova`] → [`AdditiveAnova`], type II sums of squares
+//!   (statsmodels).
 //! - Resampling: [`resample_indices`] for a seeded bootstrap, [`percentile_interval`] →
 //!   [`Interval`] over its replicates, [`bootstrap_p`] and [`permutation_p`].
 //! - Paired comparisons: [`paired_t`] → [`PairedT`] and [`wilcoxon`] → [`Wilcoxon`] (scipy),
@@ -47,10 +51,12 @@
 
 mod agreement;
 mod anova;
+mod contingency;
 mod describe;
 mod error;
 mod hypothesis;
 mod information;
+mod linear;
 mod mixed;
 mod multiple;
 mod paired;
@@ -58,10 +64,12 @@ mod resample;
 
 pub use agreement::{aggregate_raters, cohen_kappa, fleiss_kappa};
 pub use anova::{AnovaTerm, Contrast, TwoByTwo, TwoWayAnova, contrast, two_by_two, two_way_anova};
+pub use contingency::{ChiSquare, chi2_contingency};
 pub use describe::{mean, percentile, range, std_dev};
 pub use error::StatsError;
 pub use hypothesis::{Correlation, binomial_greater, point_biserial};
 pub use information::{entropy, equal_frequency_bins, mutual_info, nmi};
+pub use linear::{AdditiveAnova, additive_anova};
 pub use mixed::{MixedAnova, MixedTerm, mixed_anova};
 pub use multiple::holm;
 pub use paired::{PairedT, Wilcoxon, WilcoxonMethod, kendall_tau_b, paired_t, wilcoxon};

@@ -4,3 +4,4 @@ mod compare_oracle;
 mod oracle;
 mod properties;
 mod table;
+mod tags_oracle;
