@@ -249,14 +249,8 @@ fn level_table(level: &LevelComparison, m: &LevelMetric, comparison: &Comparison
         table.rows.push(row);
     }
     let mut row = vec![Text::Strong("all".into()), m.n.to_string().into()];
-    for s in 0..m.systems.len() {
-        let (sum, n) = level
-            .categories
-            .iter()
-            .enumerate()
-            .filter_map(|(k, c)| m.means[s][k].map(|v| (v * c.n as f64, c.n)))
-            .fold((0.0, 0), |(a, b), (x, y)| (a + x, b + y));
-        row.push(num((n > 0).then(|| sum / n as f64), digits).into());
+    for &value in &m.level_means {
+        row.push(num(Some(value), digits).into());
     }
     for pair in &m.pairs {
         let d = &pair.overall;

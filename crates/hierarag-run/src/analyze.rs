@@ -60,13 +60,34 @@ pub fn load_scored(
     scores: &Path,
     answers: Option<&Path>,
 ) -> anyhow::Result<Scored> {
-    if !benchmark.exists() {
+    let benchmark = read_benchmark(benchmark)?;
+    let (observations, scores_missing, unscored) = join_scored(&benchmark, scores, answers)?;
+    Ok(Scored {
+        benchmark,
+        observations,
+        scores_missing,
+        unscored,
+    })
+}
+
+/// The records of a `benchmark.jsonl`; its absence is an error that says what writes it.
+pub fn read_benchmark(path: &Path) -> anyhow::Result<Vec<BenchmarkRecord>> {
+    if !path.exists() {
         bail!(
-            "{}: not found (it is written by `hierarag generate`)",
-            benchmark.display()
+            "{}: not found (it is written by `hierarag generate` or `hierarag import`)",
+            path.display()
         );
     }
-    let benchmark: Vec<BenchmarkRecord> = read_records(benchmark)?;
+    Ok(read_records(path)?)
+}
+
+/// [`load_scored`] on a benchmark already read (several systems' scores against one):
+/// the observations, whether the scores file was missing, and how many questions have no score.
+pub fn join_scored(
+    benchmark: &[BenchmarkRecord],
+    scores: &Path,
+    answers: Option<&Path>,
+) -> anyhow::Result<(Vec<Observation>, bool, usize)> {
     // Without scores there is nothing to compare yet: say so in the analysis, not by failing.
     let scores_missing = !scores.exists();
     let scores: Vec<ScoreRecord> = if scores_missing {
@@ -124,12 +145,7 @@ pub fn load_scored(
         .iter()
         .filter(|r| !scored.contains(r.id.as_str()))
         .count();
-    Ok(Scored {
-        benchmark,
-        observations,
-        scores_missing,
-        unscored,
-    })
+    Ok((observations, scores_missing, unscored))
 }
 
 /// An imported question categorised on several dimensions at once is analysed once per

@@ -108,8 +108,8 @@ pub fn compare_systems(
                 .join(", ")
         );
     }
+    let benchmark = crate::analyze::read_benchmark(&run.benchmark())?;
     let mut scored = Vec::with_capacity(systems.len());
-    let mut benchmark = Vec::new();
     for (name, system) in systems {
         if !system.scores().exists() {
             bail!(
@@ -119,12 +119,11 @@ pub fn compare_systems(
             );
         }
         let answers = Some(system.answers()).filter(|p| p.exists());
-        let loaded =
-            crate::analyze::load_scored(&run.benchmark(), &system.scores(), answers.as_deref())?;
-        benchmark = loaded.benchmark;
+        let (observations, _, _) =
+            crate::analyze::join_scored(&benchmark, &system.scores(), answers.as_deref())?;
         scored.push(SystemScores {
             name: name.clone(),
-            observations: loaded.observations,
+            observations,
         });
     }
     let mut comparison = hierarag_analysis::compare(&scored, taxonomy, settings, threshold);

@@ -28,7 +28,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::input::{Metric, Observation, Settings};
-use crate::levels::{self, LevelGroup};
+use crate::levels::{self, LevelGroup, interval};
 use crate::model::{Analysis, Estimate};
 
 pub use model::{
@@ -344,10 +344,6 @@ fn joint_replicates(
         .collect()
 }
 
-fn interval(replicates: impl Iterator<Item = f64>, settings: &Settings) -> Option<[f64; 2]> {
-    levels::interval(replicates, settings)
-}
-
 /// The comparison of one (set, dimension, level).
 fn level_comparison(
     group: &LevelGroup<'_>,
@@ -460,19 +456,22 @@ fn level_metric(
             / n as f64
     };
 
+    // Each system's values over the whole level, category after category.
+    let level_values: Vec<Vec<f64>> = (0..with.len())
+        .map(|s| {
+            present
+                .iter()
+                .flat_map(|&k| samples[k][s].iter().copied())
+                .collect()
+        })
+        .collect();
+    let level_means: Vec<f64> = level_values.iter().map(|v| mean(v)).collect();
+
     let pairs = pairs(with.len())
         .map(|(i, j)| {
-            let all_a: Vec<f64> = present
-                .iter()
-                .flat_map(|&k| samples[k][i].clone())
-                .collect();
-            let all_b: Vec<f64> = present
-                .iter()
-                .flat_map(|&k| samples[k][j].clone())
-                .collect();
             let overall = difference(
-                &all_a,
-                &all_b,
+                &level_values[i],
+                &level_values[j],
                 interval(
                     replicates
                         .iter()
@@ -555,18 +554,10 @@ fn level_metric(
     });
 
     let ranks = (with.len() >= 3 && !present.is_empty()).then(|| {
-        let overall: Vec<f64> = (0..with.len())
-            .map(|s| {
-                let all: Vec<f64> = present
-                    .iter()
-                    .flat_map(|&k| samples[k][s].clone())
-                    .collect();
-                mean(&all)
-            })
-            .collect();
+        let overall = &level_means;
         let best = |values: &[f64]| best_of(metric, values).map(|s| names[with[s]].clone());
         RankChanges {
-            best: best(&overall).unwrap_or_default(),
+            best: best(overall).unwrap_or_default(),
             categories: group
                 .categories
                 .iter()
@@ -579,7 +570,7 @@ fn level_metric(
                     CategoryRank {
                         category: name.clone(),
                         tau: known
-                            .then(|| stats::kendall_tau_b(&values, &overall))
+                            .then(|| stats::kendall_tau_b(&values, overall))
                             .flatten(),
                         best: known.then(|| best(&values)).flatten(),
                     }
@@ -593,6 +584,7 @@ fn level_metric(
         systems: with.iter().map(|&s| names[s].clone()).collect(),
         n,
         means,
+        level_means,
         pairs,
         anova,
         ranks,

@@ -128,6 +128,8 @@ pub struct LevelMetric {
     /// `means[s][k]`: system s's mean on category k (NaN-free: a category without questions
     /// for the metric has None).
     pub means: Vec<Vec<Option<f64>>>,
+    /// Each system's mean over the level's `n` questions.
+    pub level_means: Vec<f64>,
     /// Every pair `a` before `b`.
     pub pairs: Vec<PairLevel>,
     /// The mixed ANOVA (category between questions, system within): None with fewer than two

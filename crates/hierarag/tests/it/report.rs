@@ -3,10 +3,10 @@
 //! loaded from outside, its charts and tables present, corpus text with `<script>` shown as
 //! text, and the question filter working.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use crate::support::{browser_enabled, workspace_root, write_lines};
+use crate::support::{browser_check, browser_enabled, write_lines};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
@@ -324,19 +324,14 @@ fn analyze_names_what_is_missing() {
 }
 
 fn check_in_browser(page: &Path, n: usize) {
-    let python = std::env::var_os("HIERARAG_PYTHON")
-        .filter(|p| !p.is_empty())
-        .map_or_else(
-            || workspace_root().join(".venv-oracles/bin/python"),
-            PathBuf::from,
-        );
     let screenshot = page.with_file_name("report.png");
-    let output = Command::new(&python)
-        .arg(workspace_root().join("scripts/browser/check_page.py"))
-        .arg(page)
-        .args(["--full-page", "--screenshot"])
-        .arg(&screenshot)
-        .args([
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "--full-page".as_ref(),
+        "--screenshot".as_ref(),
+        screenshot.as_os_str(),
+    ];
+    args.extend(
+        [
             "--count",
             "svg.chart",
             "--count",
@@ -357,18 +352,10 @@ fn check_in_browser(page: &Path, n: usize) {
             "#question-search=document.title",
             "--count",
             "#question-table tbody tr:not([hidden])",
-        ])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-    assert!(
-        output.status.success(),
-        "check_page.py: {}",
-        String::from_utf8_lossy(&output.stderr)
+        ]
+        .map(std::ffi::OsStr::new),
     );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["console_errors"], json!([]), "{report:#}");
-    assert_eq!(report["page_errors"], json!([]), "{report:#}");
-    assert_eq!(report["requests_outside"], json!([]), "{report:#}");
+    let report = browser_check(page, &args);
     let counts = &report["counts"];
     // DiscPow against granularity (line), category means and ρ per split (dots).
     assert_eq!(counts["svg.chart"], 3, "{report:#}");

@@ -174,18 +174,16 @@ pub fn browser_enabled() -> bool {
     false
 }
 
-/// Opens `page` in headless Chromium (scripts/browser/check_page.py) counting each of
-/// `selectors`; asserts no console or page error and no request outside the page, and returns
-/// the counts.
-pub fn browser_counts(page: &Path, selectors: &[&str]) -> Value {
-    let mut command = std::process::Command::new(python());
-    command
+/// Opens `page` in headless Chromium (scripts/browser/check_page.py) with `args` (`--count
+/// SELECTOR`, `--fill`, `--screenshot`, …); asserts no console or page error and no request
+/// outside the page, and returns its report.
+pub fn browser_check(page: &Path, args: &[&std::ffi::OsStr]) -> Value {
+    let output = std::process::Command::new(python())
         .arg(workspace_root().join("scripts/browser/check_page.py"))
-        .arg(page);
-    for selector in selectors {
-        command.args(["--count", selector]);
-    }
-    let output = command.output().expect("run check_page.py");
+        .arg(page)
+        .args(args)
+        .output()
+        .expect("run check_page.py");
     assert!(
         output.status.success(),
         "check_page.py: {}",
@@ -195,7 +193,16 @@ pub fn browser_counts(page: &Path, selectors: &[&str]) -> Value {
     assert_eq!(report["console_errors"], json!([]), "{report:#}");
     assert_eq!(report["page_errors"], json!([]), "{report:#}");
     assert_eq!(report["requests_outside"], json!([]), "{report:#}");
-    report["counts"].clone()
+    report
+}
+
+/// [`browser_check`] counting each of `selectors`: the counts.
+pub fn browser_counts(page: &Path, selectors: &[&str]) -> Value {
+    let args: Vec<&std::ffi::OsStr> = selectors
+        .iter()
+        .flat_map(|s| ["--count".as_ref(), s.as_ref()])
+        .collect();
+    browser_check(page, &args)["counts"].clone()
 }
 
 /// The peers' Python (ragas, deepeval): `$HIERARAG_PEERS_PYTHON` (scripts/test.sh points it at
