@@ -6,7 +6,7 @@
 //!   which ids are done; [`Journal::finish`] sorts a finished file into plan order and
 //!   replaces it atomically ([`sort_records`]), so a run killed and resumed ends with the same
 //!   bytes as one that was not;
-//! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`]: one pass of a stage over the items
+//! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`], [`TagStage`]: one pass of a stage over the items
 //!   not yet done, concurrently, with failures recorded in the stage's failures file and
 //!   retried by the next pass. Generation and answering keep a fixed number of items in
 //!   progress, each running as a task on the runtime's worker threads, and append each record
@@ -26,5 +26,6 @@ pub use journal::{
 };
 pub use stages::{
     AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, NoProgress, Progress,
-    ScoreRecord, StageOutcome, SystemAnswerStage, answer_seed, cosine, score, write_failures,
+    ScoreRecord, StageOutcome, SystemAnswerStage, TagStage, answer_seed, cosine, score,
+    write_failures,
 };

@@ -13,6 +13,7 @@ use hierarag_llm::Embedder;
 use hierarag_metrics::{ScoredDoc, evaluate_query};
 use hierarag_plan::PlanItem;
 use hierarag_rag::{AnswerRecord, Answerer};
+use hierarag_tag::Tagger;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -260,58 +261,133 @@ pub struct SystemAnswerStage<'a, S> {
 impl<S: AnswerSystem> SystemAnswerStage<'_, S> {
     /// Answers every benchmark question not yet in `answers`.
     pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
-        let started = Instant::now();
-        let order = position_map(self.benchmark.iter().map(|r| r.id.as_str()));
-        let mut answers = Journal::open(self.answers, "id")?;
-        check_foreign(&answers, &order)?;
-        let todo: Vec<&BenchmarkRecord> = self
-            .benchmark
-            .iter()
-            .filter(|r| !answers.contains(&r.id))
-            .collect();
-        let resumed = self.benchmark.len() - todo.len();
-        progress.start(self.benchmark.len() as u64, resumed as u64);
-        let mut failures = Vec::new();
-        let mut written = 0;
-        let mut stopped = None;
-        let stop = AtomicBool::new(false);
-        let outcomes = items(todo, self.concurrency, &stop, |record| async move {
-            (record, self.system.answer(record).await)
-        });
-        let mut outcomes = std::pin::pin!(outcomes);
-        while let Some((record, answer)) = outcomes.next().await {
-            match answer {
-                Ok(answer) => {
-                    answers.append(&answer)?;
-                    written += 1;
-                }
-                Err(reason) => failures.push(Failure {
-                    stage: "answer".into(),
-                    item_id: record.id.clone(),
-                    reason,
-                }),
+        per_question(
+            PerQuestion {
+                stage: "answer",
+                benchmark: self.benchmark,
+                records: self.answers,
+                failures: self.failures,
+                concurrency: self.concurrency,
+            },
+            |record| self.system.answer(record),
+            || self.system.refusal(),
+            progress,
+        )
+        .await
+    }
+}
+
+/// Where a stage that makes one record per benchmark question keeps its records.
+struct PerQuestion<'a> {
+    stage: &'static str,
+    benchmark: &'a [BenchmarkRecord],
+    records: &'a Path,
+    failures: &'a Path,
+    concurrency: usize,
+}
+
+/// Runs `work` on every benchmark question that has no record yet, `concurrency` at a time,
+/// appending each record as it finishes; after `refusal` says no later question can succeed,
+/// no new question starts and those in progress finish.
+async fn per_question<'a, T, F, W>(
+    stage: PerQuestion<'a>,
+    mut work: W,
+    refusal: impl Fn() -> Option<String>,
+    progress: &dyn Progress,
+) -> Result<StageOutcome, PipelineError>
+where
+    T: Serialize,
+    F: std::future::Future<Output = Result<T, String>> + 'a,
+    W: FnMut(&'a BenchmarkRecord) -> F + 'a,
+{
+    let started = Instant::now();
+    let order = position_map(stage.benchmark.iter().map(|r| r.id.as_str()));
+    let mut records = Journal::open(stage.records, "id")?;
+    check_foreign(&records, &order)?;
+    let todo: Vec<&BenchmarkRecord> = stage
+        .benchmark
+        .iter()
+        .filter(|r| !records.contains(&r.id))
+        .collect();
+    let resumed = stage.benchmark.len() - todo.len();
+    progress.start(stage.benchmark.len() as u64, resumed as u64);
+    let mut failures = Vec::new();
+    let mut written = 0;
+    let mut stopped = None;
+    let stop = AtomicBool::new(false);
+    let outcomes = items(todo, stage.concurrency, &stop, |record| {
+        let done = work(record);
+        async move { (record, done.await) }
+    });
+    let mut outcomes = std::pin::pin!(outcomes);
+    while let Some((record, outcome)) = outcomes.next().await {
+        match outcome {
+            Ok(made) => {
+                records.append(&made)?;
+                written += 1;
             }
-            progress.advance(1);
-            if stopped.is_none()
-                && let Some(refusal) = self.system.refusal()
-            {
-                // No question starts after a refusal; those in progress finish.
-                stopped = Some(refusal);
-                stop.store(true, Ordering::SeqCst);
-            }
+            Err(reason) => failures.push(Failure {
+                stage: stage.stage.into(),
+                item_id: record.id.clone(),
+                reason,
+            }),
         }
-        answers.finish(&order)?;
-        without_refused(&mut failures, &stopped);
-        failures.sort_by_key(|f| order.get(&f.item_id).copied());
-        write_failures(self.failures, &failures)?;
-        Ok(StageOutcome {
-            items: self.benchmark.len(),
-            resumed,
-            written,
-            failures,
-            seconds: started.elapsed().as_secs_f64(),
-            stopped,
-        })
+        progress.advance(1);
+        if stopped.is_none()
+            && let Some(refused) = refusal()
+        {
+            // No question starts after a refusal; those in progress finish.
+            stopped = Some(refused);
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+    records.finish(&order)?;
+    without_refused(&mut failures, &stopped);
+    failures.sort_by_key(|f| order.get(&f.item_id).copied());
+    write_failures(stage.failures, &failures)?;
+    Ok(StageOutcome {
+        items: stage.benchmark.len(),
+        resumed,
+        written,
+        failures,
+        seconds: started.elapsed().as_secs_f64(),
+        stopped,
+    })
+}
+
+/// Inputs of the tag stage.
+#[derive(Debug)]
+pub struct TagStage<'a> {
+    pub benchmark: &'a [BenchmarkRecord],
+    pub tagger: &'a Tagger,
+    /// The tags, and the questions that failed in this pass.
+    pub tags: &'a Path,
+    pub failures: &'a Path,
+    pub concurrency: usize,
+}
+
+impl TagStage<'_> {
+    /// Tags every benchmark question not yet in `tags`, each question's calls as a task of
+    /// its own. The replies behind a record are in the response cache already.
+    pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
+        per_question(
+            PerQuestion {
+                stage: "tag",
+                benchmark: self.benchmark,
+                records: self.tags,
+                failures: self.failures,
+                concurrency: self.concurrency,
+            },
+            |record| {
+                spawned(
+                    self.tagger
+                        .tag_owned(record.id.clone(), record.question.clone()),
+                )
+            },
+            || self.tagger.refusal().map(|refusal| refusal.to_string()),
+            progress,
+        )
+        .await
     }
 }
 

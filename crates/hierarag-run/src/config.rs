@@ -3,7 +3,7 @@
 //!
 //! Tables: `[run]` (dir, seed), `[corpus]`, `[index]`, `[taxonomy]`, `[design]`, `[plan]`,
 //! `[generate]` (+ `[generate.llm]`), `[filter]` (`[filter.llm]`), `[answer]`
-//! (+ `[answer.llm]`), `[evaluate]`, `[llm]`, `[embeddings]`, and `[[system]]` (the RAG systems
+//! (+ `[answer.llm]`), `[evaluate]`, `[tag]` (+ `[tag.llm]`), `[llm]`, `[embeddings]`, and `[[system]]` (the RAG systems
 //! that answer the benchmark). Relative paths are taken from the current directory. Unknown
 //! tables and keys are errors naming the file and key.
 
@@ -44,6 +44,11 @@ pub struct RunConfig {
     pub generate_llm: Option<LlmConfig>,
     pub filter_llm: Option<LlmConfig>,
     pub answer_llm: Option<LlmConfig>,
+    /// `hierarag tag` (`[tag]`; the seed defaults to the run's) and its model (`[tag.llm]`;
+    /// default: `[llm]`).
+    pub tag: hierarag_tag::TagSettings,
+    pub tag_llm: Option<LlmConfig>,
+    pub tag_concurrency: usize,
     pub embeddings: EmbeddingsConfig,
     /// The systems that answer the benchmark (`[[system]]`), in the file's order. Empty: one
     /// builtin system, the `[answer]` pipeline, whose files sit at the top of the run
@@ -477,6 +482,7 @@ const TABLES: &[&str] = &[
     "answer",
     "evaluate",
     "analysis",
+    "tag",
     "llm",
     "embeddings",
     "system",
@@ -937,6 +943,30 @@ impl RunConfig {
                 settings
             }
         };
+        let (tag, tag_llm, tag_concurrency) = match document.table("tag")? {
+            None => (
+                hierarag_tag::TagSettings {
+                    seed: run.seed,
+                    ..hierarag_tag::TagSettings::default()
+                },
+                None,
+                None,
+            ),
+            Some(mut section) => {
+                let llm = llm_of(&mut section, &document)?;
+                let concurrency = section.take::<usize>("concurrency", &document)?;
+                let has_seed = section.entries.get("seed").is_some();
+                let span = section.span.clone();
+                let mut settings: hierarag_tag::TagSettings = section.into_typed(&document)?;
+                if !has_seed {
+                    settings.seed = run.seed;
+                }
+                if settings.votes == 0 {
+                    return Err(document.error_at("tag", span, "votes must be at least 1"));
+                }
+                (settings, llm, concurrency.map(|(n, _)| n))
+            }
+        };
         let systems = systems_of(&mut document)?;
         document.finish()?;
 
@@ -947,6 +977,7 @@ impl RunConfig {
                 .unwrap_or_else(|| 2 * role_concurrency(&generate_llm)),
             answer_concurrency: answer_concurrency
                 .unwrap_or_else(|| 2 * role_concurrency(&answer_llm)),
+            tag_concurrency: tag_concurrency.unwrap_or_else(|| 2 * role_concurrency(&tag_llm)),
             run,
             corpus,
             index,
@@ -961,6 +992,8 @@ impl RunConfig {
             generate_llm,
             filter_llm,
             answer_llm,
+            tag,
+            tag_llm,
             embeddings,
             systems,
         })
@@ -976,6 +1009,11 @@ impl RunConfig {
         self.filter_llm
             .as_ref()
             .unwrap_or_else(|| self.generator_llm())
+    }
+
+    /// The tagger's model config (`[tag.llm]`, else `[llm]`).
+    pub fn tagger_llm(&self) -> &LlmConfig {
+        self.tag_llm.as_ref().unwrap_or(&self.llm)
     }
 
     /// The answering model config.

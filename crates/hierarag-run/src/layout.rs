@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 ///   benchmark.jsonl rejects.jsonl generate.failures.jsonl
 ///   answers.jsonl  scores.jsonl   the system's answers and their scores
 ///   answer.failures.jsonl evaluate.failures.jsonl
+///   tags.jsonl tag.failures.jsonl every question's labels on every dimension
 ///   systems/<name>/…              answers, scores and failures of a named system
 ///   analysis.json  power.json  report.md  report.html
 ///   annotations.sqlite  agreement.json
@@ -53,6 +54,11 @@ impl RunDir {
 
     pub fn rejects(&self) -> PathBuf {
         self.root.join("rejects.jsonl")
+    }
+
+    /// Every question's labels on every dimension (`hierarag tag`).
+    pub fn tags(&self) -> PathBuf {
+        self.root.join("tags.jsonl")
     }
 
     /// The items of `stage` that failed in its last pass (absent when none failed).

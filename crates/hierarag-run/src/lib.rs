@@ -9,6 +9,7 @@
 //! - [`corpus`], [`index`], [`plan`], [`taxonomy`]: the corpus (`wiki-sample` resolved), its
 //!   index, the design and the sampled plan, the taxonomy files;
 //! - [`stages`]: generate, answer and evaluate over a run directory, recorded in the manifest;
+//!   [`tag`]: every question labelled on every dimension by an LLM (`tags.jsonl`);
 //!   [`systems`]: where each `[[system]]` keeps its files, and answers read from a file;
 //! - [`chain`]: the main job, `hierarag run`, from the checks to the report;
 //! - [`analyze`], [`report`]: benchmark, answers and scores joined for the analysis and the
@@ -53,6 +54,7 @@ mod reporter;
 pub mod retrieval;
 pub mod stages;
 pub mod systems;
+pub mod tag;
 pub mod taxonomy;
 pub mod text;
 

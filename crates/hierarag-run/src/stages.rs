@@ -40,7 +40,7 @@ pub fn read_plan(path: &Path) -> anyhow::Result<Vec<PlanItem>> {
 }
 
 /// Usage of a client with its role and cost.
-fn usage(role: &str, client: &ChatClient, config: &LlmConfig) -> StageUsage {
+pub(crate) fn usage(role: &str, client: &ChatClient, config: &LlmConfig) -> StageUsage {
     let summary = client.usage();
     StageUsage {
         role: role.into(),
@@ -50,7 +50,7 @@ fn usage(role: &str, client: &ChatClient, config: &LlmConfig) -> StageUsage {
 }
 
 /// Reports a stage's end: counts and usage as notes; why it stopped and its failures always.
-fn report(
+pub(crate) fn report(
     stage: &str,
     outcome: &StageOutcome,
     usages: &[StageUsage],
@@ -101,7 +101,7 @@ fn output(path: &Path) -> anyhow::Result<OutputFile> {
 }
 
 /// Records a stage in the manifest of `run`.
-fn record_stage(
+pub(crate) fn record_stage(
     run: &RunDir,
     stage: &str,
     started: u64,
@@ -145,7 +145,7 @@ fn file_name(path: &Path) -> String {
 }
 
 /// A stage's counter as the pipeline's progress.
-fn stage_counter(reporter: &dyn Reporter, stage: &str) -> Box<dyn Counter> {
+pub(crate) fn stage_counter(reporter: &dyn Reporter, stage: &str) -> Box<dyn Counter> {
     reporter.counter(stage, "items", Some(0))
 }
 

@@ -123,6 +123,10 @@ Options on the command line override the [design] table of --config."#)]
     /// category with intervals, t and Wilcoxon tests (Holm), the system × category
     /// interaction, rank changes, and which granularity separates them (comparison.json).
     Compare(CompareArgs),
+    /// Label every benchmark question on every dimension of the taxonomy at every level with
+    /// an LLM (tags.jsonl): the categories a question was not generated for, or categories for
+    /// an imported benchmark; `analyze` then reports agreement and confounders.
+    Tag(TagArgs),
     /// How many questions a granularity finding needs: with a run as the pilot, the questions
     /// per category for the wanted power, the LLM calls and tokens that implies, and the
     /// smallest gain a planned design detects (power.json).
@@ -684,6 +688,46 @@ pub struct AnalyzeArgs {
     /// Print analysis.json to stdout instead of the summary tables.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `hierarag tag`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The tagger sees, per dimension, the finest categories with their \
+descriptions, the categories above each, and up to --examples of the run's own generated \
+questions per category; its reply is constrained to the category names (a JSON schema with an \
+enum, which the embedded model and llama.cpp decode under). A reply naming anything else gets a \
+repair message, then the question is listed in tag.failures.jsonl (rerun to try it again). A \
+fine label implies its parents. With --votes N > 1 each dimension is asked N times at [tag] \
+temperature (default 0.7); the majority is kept and its share of the votes is the confidence.
+
+Rerunning goes on where a killed run stopped; replies are cached in the response cache."
+)]
+pub struct TagArgs {
+    /// The run directory: its benchmark.jsonl is tagged, tags.jsonl is written there.
+    #[arg(value_name = "RUN")]
+    pub dir: PathBuf,
+    /// A run config whose [tag] and [tag.llm] (else [llm]) tables set the tagger [default:
+    /// the config the run was started with, when its file is still there; else the embedded
+    /// SmolLM2].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The taxonomy whose dimensions are tagged [default: the run's taxonomy.toml, else the
+    /// built-in one].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    /// Calls per question and dimension; the majority is kept (overrides [tag] votes; default 1).
+    #[arg(long, value_name = "N")]
+    pub votes: Option<u32>,
+    /// Example questions per category in the prompt (overrides [tag] examples; default 2).
+    #[arg(long, value_name = "N")]
+    pub examples: Option<usize>,
+    /// Tag only these dimensions (keys, comma-separated) [default: every dimension].
+    #[arg(long, value_name = "KEYS", value_delimiter = ',')]
+    pub dimensions: Option<Vec<String>>,
+    /// Questions tagged at once (overrides [tag] concurrency; default twice the model's).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
 }
 
 /// `hierarag compare`.

@@ -11,7 +11,7 @@ use hierarag_run::config::{RunConfig, model_config};
 use hierarag_run::plan::DesignOptions;
 
 use crate::cli::{
-    AnswerArgs, ChunkArgs, CorpusArgs, GenerateArgs, LevelArg, PlanArgs, SettingsArgs,
+    AnswerArgs, ChunkArgs, CorpusArgs, GenerateArgs, LevelArg, PlanArgs, SettingsArgs, TagArgs,
 };
 
 /// The corpus of `--corpus` and its options (`wiki-sample` not yet resolved).
@@ -77,6 +77,53 @@ pub fn answer_config(args: &AnswerArgs) -> anyhow::Result<RunConfig> {
     }
     if let Some(seed) = args.seed {
         config.run.seed = seed;
+    }
+    Ok(config)
+}
+
+/// The tagger's settings of `hierarag tag`: `--config`, else the config the run was started
+/// with (when its file is still there), else the defaults with the run's seed; the options
+/// over them.
+pub fn tag_config(
+    args: &TagArgs,
+    run: &hierarag_run::RunDir,
+    reporter: &dyn hierarag_run::Reporter,
+) -> anyhow::Result<RunConfig> {
+    let manifest = run
+        .manifest()
+        .exists()
+        .then(|| hierarag_run::Manifest::load(run))
+        .transpose()?;
+    let started_with = manifest
+        .as_ref()
+        .and_then(|m| m.config.get("source"))
+        .and_then(|s| s.as_str())
+        .map(PathBuf::from)
+        .filter(|p| p.is_file());
+    let path = args.config.clone().or(started_with);
+    if let (None, Some(path)) = (&args.config, &path) {
+        reporter.note(&format!("the tagger's settings from {}", path.display()));
+    }
+    let mut config = model_config(path.as_deref())?;
+    if path.is_none()
+        && let Some(manifest) = &manifest
+    {
+        config.tag.seed = manifest.seed;
+    }
+    if let Some(votes) = args.votes {
+        if votes == 0 {
+            bail!("--votes must be at least 1");
+        }
+        config.tag.votes = votes;
+    }
+    if let Some(examples) = args.examples {
+        config.tag.examples = examples;
+    }
+    if let Some(dimensions) = &args.dimensions {
+        config.tag.dimensions = dimensions.clone();
+    }
+    if let Some(concurrency) = args.concurrency {
+        config.tag_concurrency = concurrency.max(1);
     }
     Ok(config)
 }

@@ -20,6 +20,7 @@ mod run;
 mod search;
 mod smoke;
 mod stages;
+mod tag;
 mod taxonomy;
 
 use std::process::ExitCode;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Evaluate(args) => stages::evaluate(&args, printer),
         Command::Analyze(args) => analyze::run(&args, printer),
         Command::Compare(args) => compare::run(&args, printer),
+        Command::Tag(args) => tag::run(&args, printer),
         Command::Power(args) => power::run(&args, printer),
         Command::Report(args) => report::run(&args, printer),
         Command::Export(args) => export::run(&args, printer),

@@ -17,4 +17,5 @@ mod quickstart_run;
 mod report;
 mod run;
 mod systems;
+mod tag;
 mod taxonomy;
