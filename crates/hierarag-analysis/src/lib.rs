@@ -59,6 +59,7 @@ mod means;
 mod model;
 mod noise;
 mod power;
+mod tags;
 mod validation;
 
 use std::collections::BTreeMap;
@@ -79,6 +80,10 @@ pub use model::{
     Recommendation, SplitStats, Step, Table1Row, Table2Row, Table3Block, Table3Row,
 };
 pub use power::{Detectable, PowerAnalysis, PowerSettings, StepPower, power};
+pub use tags::{
+    AdjustedFactor, AdjustedModel, Confounder, SplitTagAgreement, TagAgreement, TagAnalysis,
+    TaggedQuestion, TaggerAnnotator, analyze_tags,
+};
 pub use validation::{
     Agreement, BaselineTest, CategoryAgreement, CoherenceLink, PairKappa, PickAgreement, Quality,
     ScaleAgreement, Share,
@@ -220,6 +225,7 @@ and RR are over the others{}",
         factorials,
         notes,
         human_validation: None,
+        tags: None,
     }
 }
 

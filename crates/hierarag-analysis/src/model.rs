@@ -32,6 +32,9 @@ pub struct Analysis {
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub human_validation: Option<crate::Agreement>,
+    /// What the tagger's labels add (`hierarag tag`), when the run has tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<crate::TagAnalysis>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use hierarag_analysis::Analysis;
 pub use hierarag_analysis::{
     Agreement, BaselineTest, CategoryAgreement, CoherenceLink, PairKappa, PickAgreement, Quality,
-    ScaleAgreement, Share,
+    ScaleAgreement, Share, TaggerAnnotator,
 };
 use hierarag_stats::{
     aggregate_raters, binomial_greater, cohen_kappa, fleiss_kappa, point_biserial,
@@ -481,3 +481,124 @@ fn pick_agreement(annotator: Option<String>, picks: &[&Pick<'_>]) -> PickAgreeme
         parent: test(|p| p.parent_match, |p| p.parent_baseline),
     }
 }
+
+/// The tagger as one more annotator of the category task: its tag at each item's level
+/// (`tagger_picks`, by item id) against the intended category and against each person's pick
+/// (Cohen's κ on the items both picked for), and Fleiss' κ over the items every person picked
+/// for, without and with the tagger. `None` when no item has both a human pick and a tag.
+pub fn tagger_as_annotator(
+    items: &[Item],
+    ratings: &[Rating],
+    tagger_picks: &HashMap<String, String>,
+) -> Option<TaggerAnnotator> {
+    let category_items: Vec<&Item> = items
+        .iter()
+        .filter(|item| item.category_task && tagger_picks.contains_key(&item.item_id))
+        .collect();
+    let mut picks: BTreeMap<&str, HashMap<&str, &str>> = BTreeMap::new();
+    for rating in ratings {
+        if let Some(pick) = rating.category_pick.as_deref()
+            && category_items
+                .iter()
+                .any(|item| item.item_id == rating.item_id)
+        {
+            picks
+                .entry(rating.annotator.as_str())
+                .or_default()
+                .insert(rating.item_id.as_str(), pick);
+        }
+    }
+    let picked: Vec<&Item> = category_items
+        .iter()
+        .copied()
+        .filter(|item| {
+            picks
+                .values()
+                .any(|p| p.contains_key(item.item_id.as_str()))
+        })
+        .collect();
+    if picked.is_empty() {
+        return None;
+    }
+    // One label space over every pick, the tagger's included.
+    let labels: BTreeMap<&str, usize> = picks
+        .values()
+        .flat_map(|p| p.values().copied())
+        .chain(
+            picked
+                .iter()
+                .map(|item| tagger_picks[&item.item_id].as_str()),
+        )
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .enumerate()
+        .map(|(i, label)| (label, i))
+        .collect();
+    let exact = picked
+        .iter()
+        .filter(|item| tagger_picks[&item.item_id] == item.category)
+        .count();
+    let pairs = picks
+        .iter()
+        .map(|(name, theirs)| {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            for item in &picked {
+                if let Some(pick) = theirs.get(item.item_id.as_str()) {
+                    x.push(labels[tagger_picks[&item.item_id].as_str()]);
+                    y.push(labels[pick]);
+                }
+            }
+            PairKappa {
+                a: TAGGER.to_string(),
+                b: name.to_string(),
+                n: x.len(),
+                same: x.iter().zip(&y).filter(|(p, q)| p == q).count(),
+                kappa: cohen_kappa(&x, &y),
+            }
+        })
+        .collect();
+    let common: Vec<&Item> = picked
+        .iter()
+        .copied()
+        .filter(|item| {
+            picks
+                .values()
+                .all(|p| p.contains_key(item.item_id.as_str()))
+        })
+        .collect();
+    let humans: Vec<Vec<usize>> = common
+        .iter()
+        .map(|item| {
+            picks
+                .values()
+                .map(|p| labels[p[item.item_id.as_str()]])
+                .collect()
+        })
+        .collect();
+    let with_tagger: Vec<Vec<usize>> = humans
+        .iter()
+        .zip(&common)
+        .map(|(row, item)| {
+            let mut row = row.clone();
+            row.push(labels[tagger_picks[&item.item_id].as_str()]);
+            row
+        })
+        .collect();
+    let fleiss = |rows: &[Vec<usize>]| {
+        (!rows.is_empty())
+            .then(|| fleiss_kappa(&aggregate_raters(rows, labels.len())))
+            .flatten()
+    };
+    Some(TaggerAnnotator {
+        n_items: picked.len(),
+        exact: Share::of(exact, picked.len()).expect("items were picked"),
+        pairs,
+        n_common: common.len(),
+        // κ among the people needs two of them; with the tagger one is enough.
+        fleiss_humans: (picks.len() >= 2).then(|| fleiss(&humans)).flatten(),
+        fleiss_with_tagger: fleiss(&with_tagger),
+    })
+}
+
+/// The name of the tagger among the annotators.
+pub const TAGGER: &str = "tagger";

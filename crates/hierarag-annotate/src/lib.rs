@@ -73,7 +73,8 @@ pub mod store;
 
 pub use agreement::{
     AGREEMENT_FILE, Agreement, BaselineTest, CategoryAgreement, CategoryParents, CoherenceLink,
-    PairKappa, PickAgreement, Quality, ScaleAgreement, Share, agreement,
+    PairKappa, PickAgreement, Quality, ScaleAgreement, Share, TAGGER, TaggerAnnotator, agreement,
+    tagger_as_annotator,
 };
 pub use exchange::{
     CSV_COLUMNS, ImportError, ImportSummary, ParsedRatings, RowError, import_csv, read_csv,

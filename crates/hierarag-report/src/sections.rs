@@ -92,6 +92,7 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     out.extend(splits(analysis));
     out.extend(analysis.factorials.iter().map(|f| factorial(f, analysis)));
     out.extend(human_validation(analysis));
+    out.extend(tags(analysis));
     out.extend(categories(analysis));
     if input.taxonomy.is_some() {
         out.push(Section {
@@ -845,6 +846,232 @@ p = {} over {} items ({} agreed; {} without a split)",
     Some(Section {
         id: "human-validation".into(),
         title: "Human validation".into(),
+        blocks,
+    })
+}
+
+fn percent(rate: f64) -> String {
+    format!("{:.1}%", rate * 100.0)
+}
+
+/// What the tagger's labels add: agreement with the intended categories, the tagger beside
+/// the people, confounders and the adjusted effects.
+fn tags(analysis: &Analysis) -> Option<Section> {
+    let tags = analysis.tags.as_ref()?;
+    let mut blocks = vec![Block::Paragraph(format!(
+        "{} questions tagged on {} by {} (`hierarag tag`){}. The tagger is a model, not a \
+person: its agreement is a cheap check on every question of what people checked on a sample, \
+and its tags are only as good as its reading of the category descriptions.",
+        tags.n_tagged,
+        tags.dimensions.join(", "),
+        tags.tagger.as_deref().unwrap_or("an LLM"),
+        if tags.n_untagged > 0 {
+            format!("; {} not tagged", tags.n_untagged)
+        } else {
+            String::new()
+        }
+    ))];
+    if !tags.agreement.is_empty() {
+        let mut table = Table::new(&[
+            ("dimension", false),
+            ("level", false),
+            ("questions", true),
+            ("exact", true),
+            ("chance", true),
+            ("p", true),
+            ("exact or sibling", true),
+            ("chance", true),
+            ("p", true),
+        ]);
+        for row in &tags.agreement {
+            table.rows.push(vec![
+                row.dimension.as_str().into(),
+                row.level.as_str().into(),
+                row.n.to_string().into(),
+                percent(row.exact.rate).into(),
+                percent(row.exact.baseline).into(),
+                p_value(row.exact.p).into(),
+                percent(row.parent.rate).into(),
+                percent(row.parent.baseline).into(),
+                p_value(row.parent.p).into(),
+            ]);
+        }
+        blocks.push(Block::Heading(
+            "Agreement with the intended category".into(),
+        ));
+        blocks.push(Block::Table(table));
+    }
+    if !tags.splits.is_empty() {
+        let mut table = Table::new(&[
+            ("dimension", false),
+            ("split", false),
+            ("questions", true),
+            ("exact", true),
+            ("exact or sibling", true),
+            ("ρ", true),
+        ]);
+        for split in &tags.splits {
+            table.rows.push(vec![
+                split.dimension.as_str().into(),
+                format!("{} → {}", split.parent, split.children.join(", ")).into(),
+                split.exact.n.to_string().into(),
+                percent(split.exact.share).into(),
+                percent(split.parent_match.share).into(),
+                num(split.rho, 3).into(),
+            ]);
+        }
+        blocks.push(Block::Heading("Agreement per split".into()));
+        blocks.push(Block::Table(table));
+    }
+    let mut items: Vec<Text> = Vec::new();
+    if let Some(link) = &tags.coherence {
+        items.push(
+            format!(
+                "agreement (exact or sibling) vs the Coherence Ratio of the question's split: \
+point-biserial r = {}, p = {} over {} questions ({} agreed; {} without a split)",
+                num(link.r, 2),
+                p_value(link.p),
+                link.n,
+                link.agreed,
+                link.without_split
+            )
+            .into(),
+        );
+    }
+    if let Some(annotator) = &tags.annotator {
+        items.push(
+            format!(
+                "the tagger on the {} items of the blind category task: exact {}; Fleiss' κ of \
+the people {} and with the tagger {} ({} items every annotator picked for)",
+                annotator.n_items,
+                percent(annotator.exact.share),
+                num(annotator.fleiss_humans, 3),
+                num(annotator.fleiss_with_tagger, 3),
+                annotator.n_common
+            )
+            .into(),
+        );
+        for pair in &annotator.pairs {
+            items.push(
+                format!(
+                    "tagger vs {}: Cohen's κ {} on {} items ({} identical picks)",
+                    pair.b,
+                    num(pair.kappa, 3),
+                    pair.n,
+                    pair.same
+                )
+                .into(),
+            );
+        }
+    }
+    if !items.is_empty() {
+        blocks.push(Block::List(items));
+    }
+    if !tags.confounders.is_empty() {
+        let mut table = Table::new(&[
+            ("set", false),
+            ("other dimension", false),
+            ("its tags per category", false),
+            ("χ²", true),
+            ("df", true),
+            ("p", true),
+            ("", false),
+        ]);
+        for c in &tags.confounders {
+            let spread: Vec<String> = c
+                .categories
+                .iter()
+                .zip(&c.counts)
+                .map(|(category, row)| {
+                    let cells: Vec<String> = c
+                        .other_categories
+                        .iter()
+                        .zip(row)
+                        .map(|(other, count)| format!("{other} {count}"))
+                        .collect();
+                    format!("{category}: {}", cells.join(", "))
+                })
+                .collect();
+            table.rows.push(vec![
+                c.set.as_str().into(),
+                c.other.as_str().into(),
+                spread.join("; ").into(),
+                num(c.chi2, 2).into(),
+                c.dof.to_string().into(),
+                p_value(c.p).into(),
+                match (c.flagged, c.sparse) {
+                    (true, true) => "confounded (few questions per cell)",
+                    (true, false) => "confounded",
+                    (false, true) => "few questions per cell",
+                    (false, false) => "",
+                }
+                .into(),
+            ]);
+        }
+        blocks.push(Block::Heading("Confounders".into()));
+        blocks.push(Block::Paragraph(
+            "Each set was made for one dimension; the others were left to chance. A small p \
+says a set's categories differ in another dimension's tags, so a gap between its categories \
+may come from that dimension instead."
+                .into(),
+        ));
+        blocks.push(Block::Table(table));
+    }
+    if !tags.adjusted.is_empty() {
+        let mut table = Table::new(&[
+            ("set", false),
+            ("factor", false),
+            ("categories", true),
+            ("DiscPow alone", true),
+            ("p alone", true),
+            ("F adjusted", true),
+            ("p adjusted", true),
+            ("", false),
+        ]);
+        for model in &tags.adjusted {
+            for f in &model.factors {
+                table.rows.push(vec![
+                    format!("{} (n = {})", model.set, model.n).into(),
+                    format!(
+                        "{} {}{}",
+                        f.dimension,
+                        f.level,
+                        if f.intended {
+                            " (the set's)"
+                        } else {
+                            " (tags)"
+                        }
+                    )
+                    .into(),
+                    f.n_categories.to_string().into(),
+                    num(f.discpow, 4).into(),
+                    p_value(f.one_way_p).into(),
+                    num(f.f, 2).into(),
+                    p_value(f.adjusted_p).into(),
+                    if f.disagrees { "disagree" } else { "" }.into(),
+                ]);
+            }
+        }
+        blocks.push(Block::Heading(format!(
+            "Effects on {} adjusted for the other dimensions",
+            analysis.settings.metric.mean_label()
+        )));
+        blocks.push(Block::Paragraph(
+            "One linear model per set with a factor per dimension (type II sums of squares): \
+each factor's effect once the others are accounted for, beside the factor alone. \
+\"disagree\" marks a factor significant alone but not adjusted, or the reverse."
+                .into(),
+        ));
+        blocks.push(Block::Table(table));
+    }
+    if !tags.notes.is_empty() {
+        blocks.push(Block::List(
+            tags.notes.iter().map(|n| n.as_str().into()).collect(),
+        ));
+    }
+    Some(Section {
+        id: "tags".into(),
+        title: "Tags".into(),
         blocks,
     })
 }

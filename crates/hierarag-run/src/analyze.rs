@@ -5,14 +5,18 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use hierarag_analysis::{Analysis, Observation, Scores, Settings, Texts};
+use hierarag_analysis::{
+    Analysis, Observation, Scores, Settings, TagAnalysis, TaggedQuestion, Texts, analyze_tags,
+};
 use hierarag_generate::BenchmarkRecord;
 use hierarag_pipeline::{ScoreRecord, read_records, write_atomic};
 use hierarag_rag::AnswerRecord;
+use hierarag_tag::TagRecord;
 use hierarag_taxonomy::Taxonomy;
 
 use crate::layout::RunDir;
 use crate::manifest::Manifest;
+use crate::tag::RunTags;
 
 /// The [analysis] settings a run was made with (the defaults, with the run's seed, if none).
 pub fn settings_of_manifest(manifest: &Manifest) -> anyhow::Result<Settings> {
@@ -168,13 +172,16 @@ fn per_dimension(observation: Observation, design: &str) -> Vec<Observation> {
         .collect()
 }
 
-/// Joins benchmark, scores and (optionally) answers by question id and analyses them.
+/// Joins benchmark, scores and (optionally) answers by question id and analyses them. With
+/// `run`, its tags (`hierarag tag`) are analysed too, and supply the categories of imported
+/// questions that have none below the coarse level.
 pub fn analyze_files(
     benchmark: &Path,
     scores: &Path,
     answers: Option<&Path>,
     taxonomy: &Taxonomy,
     settings: &Settings,
+    run: Option<&RunDir>,
 ) -> anyhow::Result<Analysis> {
     let scores_path = scores;
     let Scored {
@@ -183,7 +190,16 @@ pub fn analyze_files(
         scores_missing,
         unscored,
     } = load_scored(benchmark, scores, answers)?;
-    let mut analysis = hierarag_analysis::analyze(&observations, taxonomy, settings);
+    let tags = match run {
+        Some(run) => crate::tag::load_tags(run)?,
+        None => None,
+    };
+    let mut tag_notes = Vec::new();
+    let (observations, analysed_taxonomy, tag_sets) = match &tags {
+        Some(tags) => on_tags(&benchmark, observations, taxonomy, tags, &mut tag_notes),
+        None => (observations, taxonomy.clone(), Vec::new()),
+    };
+    let mut analysis = hierarag_analysis::analyze(&observations, &analysed_taxonomy, settings);
     analysis.counts.unscored = unscored;
     if scores_missing {
         analysis.notes.insert(
@@ -208,7 +224,192 @@ failed) and are left out of every statistic",
             ),
         );
     }
+    if let (Some(tags), Some(run)) = (&tags, run) {
+        let scored: HashMap<&str, Scores> = observations
+            .iter()
+            .map(|o| (o.id.as_str(), o.scores))
+            .collect();
+        let mut result = tag_analysis(&benchmark, &scored, tags, &analysis, settings, run)?;
+        result.tag_sets = tag_sets;
+        result.notes.splice(0..0, tag_notes);
+        analysis.tags = Some(result);
+    }
     Ok(analysis)
+}
+
+/// With tags, imported questions that carry no category below the coarse level are analysed
+/// on their tags: one observation per tagged dimension and level (`<id>@<dimension>/<level>`,
+/// set `tags/<dimension>`), in place of their own labels on the dimensions the tags cover; the
+/// taxonomy analysed is the tags' with the run's other dimensions after it.
+fn on_tags(
+    benchmark: &[BenchmarkRecord],
+    observations: Vec<Observation>,
+    taxonomy: &Taxonomy,
+    tags: &RunTags,
+    notes: &mut Vec<String>,
+) -> (Vec<Observation>, Taxonomy, Vec<String>) {
+    let imported: Vec<&BenchmarkRecord> =
+        benchmark.iter().filter(|r| r.design == "import").collect();
+    let flat = imported.iter().all(|r| {
+        r.categories
+            .iter()
+            .all(|c| c.level == hierarag_taxonomy::Granularity::Coarse)
+    });
+    if imported.is_empty() || !flat {
+        return (observations, taxonomy.clone(), Vec::new());
+    }
+    let tagged: HashMap<&str, &TagRecord> = tags
+        .records
+        .iter()
+        .map(|record| (record.id.as_str(), record))
+        .collect();
+    let covered: Vec<&str> = tags
+        .taxonomy
+        .dimensions
+        .iter()
+        .map(|d| d.key.as_str())
+        .collect();
+    let is_import: HashMap<&str, bool> = benchmark
+        .iter()
+        .map(|r| (r.id.as_str(), r.design == "import"))
+        .collect();
+    let mut kept = Vec::with_capacity(observations.len());
+    let mut replaced = 0;
+    let mut added: Vec<Observation> = Vec::new();
+    let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for observation in observations {
+        // A multi-labelled import was split per dimension as `<id>@<dimension>`.
+        let base = match observation.id.split_once('@') {
+            Some((base, _)) if !is_import.contains_key(observation.id.as_str()) => base,
+            _ => observation.id.as_str(),
+        };
+        if !is_import.get(base).copied().unwrap_or(false) {
+            kept.push(observation);
+            continue;
+        }
+        let own_dimension_covered = observation
+            .categories
+            .iter()
+            .any(|c| covered.contains(&c.dimension.as_str()));
+        if done.insert(base.to_string())
+            && let Some(record) = tagged.get(base)
+        {
+            for (dimension, tag) in &record.tags {
+                for (level, category) in &tag.categories {
+                    added.push(Observation {
+                        id: format!("{base}@{dimension}/{level}"),
+                        set: format!("tags/{dimension}"),
+                        categories: vec![hierarag_plan::CategoryRef {
+                            dimension: dimension.clone(),
+                            level: *level,
+                            category: category.clone(),
+                        }],
+                        ..observation.clone()
+                    });
+                }
+            }
+        }
+        if own_dimension_covered {
+            replaced += 1;
+        } else {
+            kept.push(observation);
+        }
+    }
+    let mut tag_sets: Vec<String> = added.iter().map(|o| o.set.clone()).collect();
+    tag_sets.sort();
+    tag_sets.dedup();
+    if !added.is_empty() {
+        notes.push(format!(
+            "imported questions analysed on their tags: {} observation(s) in {}; a question \
+counts once per tagged level, so the levels of a dimension share their questions and Δ and \
+ρ compare the same questions grouped three ways{}",
+            added.len(),
+            tag_sets.join(", "),
+            if replaced > 0 {
+                format!(
+                    "; {replaced} observation(s) of the file's own labels on a tagged dimension \
+are left out (compared with the tags under agreement)"
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    kept.extend(added);
+    let mut merged = tags.taxonomy.clone();
+    merged.dimensions.extend(
+        taxonomy
+            .dimensions
+            .iter()
+            .filter(|d| !covered.contains(&d.key.as_str()))
+            .cloned(),
+    );
+    if merged.user_categorizations.is_empty() {
+        merged.user_categorizations = taxonomy.user_categorizations.clone();
+    }
+    (kept, merged, tag_sets)
+}
+
+/// The tag analysis of a run: agreement, confounders and adjusted effects, and the tagger
+/// beside the people of the category task when the run has an annotation store.
+fn tag_analysis(
+    benchmark: &[BenchmarkRecord],
+    scored: &HashMap<&str, Scores>,
+    tags: &RunTags,
+    analysis: &Analysis,
+    settings: &Settings,
+    run: &RunDir,
+) -> anyhow::Result<TagAnalysis> {
+    let by_id: HashMap<&str, &TagRecord> = tags
+        .records
+        .iter()
+        .map(|record| (record.id.as_str(), record))
+        .collect();
+    let questions: Vec<TaggedQuestion> = benchmark
+        .iter()
+        .map(|record| TaggedQuestion {
+            id: record.id.clone(),
+            set: record.set.clone(),
+            intended: record.categories.clone(),
+            imported: record.design == "import",
+            scores: scored.get(record.id.as_str()).copied(),
+            tags: by_id
+                .get(record.id.as_str())
+                .map(|t| {
+                    t.tags
+                        .iter()
+                        .map(|(d, tag)| (d.clone(), tag.categories.clone()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect();
+    let mut result = analyze_tags(&questions, &tags.taxonomy, analysis, settings);
+    result.tagger = tags
+        .records
+        .first()
+        .map(|r| format!("{} ({})", r.tagger.model, r.tagger.backend));
+    let store_path = run.annotations();
+    if store_path.exists() {
+        let store = hierarag_annotate::Store::open(&store_path)?;
+        let items = store.items()?;
+        let ratings = store.ratings()?;
+        let picks: HashMap<String, String> = items
+            .iter()
+            .filter_map(|item| {
+                let tag = by_id
+                    .get(item.item_id.as_str())?
+                    .tags
+                    .get(&item.dimension)?;
+                Some((
+                    item.item_id.clone(),
+                    tag.categories.get(&item.level)?.clone(),
+                ))
+            })
+            .collect();
+        result.annotator = hierarag_annotate::tagger_as_annotator(&items, &ratings, &picks);
+    }
+    Ok(result)
 }
 
 /// Writes `analysis.json` atomically into `dir`; returns its path.

@@ -273,6 +273,7 @@ or corpus changed: use a fresh --dir)",
             Some(&system.answers()),
             &taxonomy,
             &config.analysis,
+            Some(&run),
         )?;
         analysis.human_validation = crate::analyze::load_agreement(&run)?;
         if system.root() != root {

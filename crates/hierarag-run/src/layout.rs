@@ -61,6 +61,11 @@ impl RunDir {
         self.root.join("tags.jsonl")
     }
 
+    /// The taxonomy the questions were tagged against (written by `hierarag tag`).
+    pub fn tags_taxonomy(&self) -> PathBuf {
+        self.root.join("tags.taxonomy.toml")
+    }
+
     /// The items of `stage` that failed in its last pass (absent when none failed).
     pub fn failures(&self, stage: &str) -> PathBuf {
         failures_in(&self.root, stage)

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use hierarag_generate::BenchmarkRecord;
 use hierarag_pipeline::{StageOutcome, TagStage, read_input, read_records};
 use hierarag_tag::{Example, TagRecord, Tagger};
@@ -77,6 +77,7 @@ pub fn tag(
         if with_examples == 1 { "y" } else { "ies" },
     ));
     let (tags, failures) = (run.tags(), run.failures("tag"));
+    keep_taxonomy(run, taxonomy)?;
     let stage = TagStage {
         benchmark: &benchmark,
         tagger: &tagger,
@@ -101,11 +102,49 @@ pub fn tag(
     Ok(outcome)
 }
 
-/// The tags of a run, if it has been tagged.
-pub fn load_tags(run: &RunDir) -> anyhow::Result<Option<Vec<TagRecord>>> {
+/// Writes the taxonomy being tagged against beside `tags.jsonl`; tags made against another
+/// taxonomy are an error (their categories would mix).
+fn keep_taxonomy(run: &RunDir, taxonomy: &Taxonomy) -> anyhow::Result<()> {
+    let path = run.tags_taxonomy();
+    let text = taxonomy.to_toml_string();
+    let tagged = std::fs::metadata(run.tags()).is_ok_and(|m| m.len() > 0);
+    if tagged && path.exists() {
+        let before = std::fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        if before != text {
+            bail!(
+                "{} was made against another taxonomy ({}); tag with that one, or remove both \
+files to tag again",
+                run.tags().display(),
+                path.display()
+            );
+        }
+        return Ok(());
+    }
+    hierarag_pipeline::write_atomic(&path, text.as_bytes())?;
+    Ok(())
+}
+
+/// A run's tags and the taxonomy they were made against.
+#[derive(Debug)]
+pub struct RunTags {
+    pub records: Vec<TagRecord>,
+    pub taxonomy: Taxonomy,
+}
+
+/// The tags of a run, if it has been tagged, with their taxonomy (`tags.taxonomy.toml`, or
+/// the run's own for tags made before it was kept).
+pub fn load_tags(run: &RunDir) -> anyhow::Result<Option<RunTags>> {
     let path = run.tags();
     if !path.exists() {
         return Ok(None);
     }
-    Ok(Some(read_records(&path)?))
+    let records = read_records(&path)?;
+    let saved = run.tags_taxonomy();
+    let taxonomy = if saved.exists() {
+        crate::taxonomy::load(Some(&saved))?
+    } else {
+        crate::taxonomy::of_run(None, Some(run))?
+    };
+    Ok(Some(RunTags { records, taxonomy }))
 }

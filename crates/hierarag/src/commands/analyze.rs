@@ -75,6 +75,7 @@ pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         answers.as_deref(),
         &taxonomy,
         &settings,
+        run.as_ref(),
     )?;
     if let Some(run) = &run {
         analysis.human_validation = hierarag_run::analyze::load_agreement(run)?;
