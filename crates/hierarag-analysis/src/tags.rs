@@ -605,6 +605,14 @@ fn confounders(
             let one_way = additive_anova(&y, std::slice::from_ref(&columns[i]));
             let one_way_p = one_way.and_then(|m| finite(m.terms[0].p));
             let adjusted_p = finite(term.p);
+            if term.df == 0.0 {
+                notes.push(format!(
+                    "adjusted effects of set {set}: {} {} adds nothing the other factors do not \
+                     already explain (its categories coincide with theirs), so its effect cannot \
+                     be told apart from theirs",
+                    factor.dimension, factor.level
+                ));
+            }
             out.push(AdjustedFactor {
                 dimension: factor.dimension.clone(),
                 level: factor.level,

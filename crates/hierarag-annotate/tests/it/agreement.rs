@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use crate::support::{FINE, item, rating};
 use hierarag_analysis::{Analysis, Calibration, Counts, Estimate, Settings, SplitStats};
-use hierarag_annotate::{CategoryParents, Item, Rating, agreement};
-use hierarag_stats::{binomial_greater, point_biserial};
+use hierarag_annotate::{CategoryParents, Item, Rating, TAGGER, agreement, tagger_as_annotator};
+use hierarag_stats::{binomial_greater, cohen_kappa, fleiss_kappa, point_biserial};
 use hierarag_taxonomy::Granularity;
 
 fn parents() -> CategoryParents {
@@ -102,6 +102,7 @@ fn analysis() -> Analysis {
         factorials: Vec::new(),
         notes: Vec::new(),
         human_validation: None,
+        tags: None,
     }
 }
 
@@ -278,4 +279,63 @@ fn identical_ratings_leave_kappa_undefined_with_a_note() {
             .iter()
             .any(|n| n.contains("κ of hallucination: undefined"))
     );
+}
+
+#[test]
+fn the_tagger_is_one_more_annotator_of_the_category_task() {
+    // The tagger picks the intended category except on q3 (a1 for b2); it has no tag for q5.
+    let picks: std::collections::HashMap<String, String> = [
+        ("q0", "a1"),
+        ("q1", "a2"),
+        ("q2", "b1"),
+        ("q3", "a1"),
+        ("q4", "c1"),
+    ]
+    .iter()
+    .map(|(id, pick)| (id.to_string(), pick.to_string()))
+    .collect();
+    let result = tagger_as_annotator(&items(), &ratings(), &picks).unwrap();
+    assert_eq!(result.n_items, 5);
+    assert_eq!((result.exact.count, result.exact.n), (4, 5));
+    // Per person, on q0–q4 (categories as small numbers: a1 0, a2 1, b1 2, b2 3, c1 4, d1 5).
+    let tagger = [0, 1, 2, 0, 4];
+    let alice = [0, 0, 2, 0, 4];
+    let bob = [0, 1, 3, 3, 5];
+    assert_eq!(result.pairs.len(), 2);
+    for (pair, (name, theirs)) in result.pairs.iter().zip([("alice", alice), ("bob", bob)]) {
+        assert_eq!((pair.a.as_str(), pair.b.as_str()), (TAGGER, name));
+        assert_eq!(pair.n, 5);
+        assert_eq!(
+            pair.same,
+            tagger.iter().zip(&theirs).filter(|(a, b)| a == b).count()
+        );
+        close(pair.kappa.unwrap(), cohen_kappa(&tagger, &theirs).unwrap());
+    }
+    // Fleiss' κ over the five items both people picked for: counts per category, by hand.
+    let humans: Vec<Vec<u32>> = vec![
+        vec![2, 0, 0, 0, 0, 0],
+        vec![1, 1, 0, 0, 0, 0],
+        vec![0, 0, 1, 1, 0, 0],
+        vec![1, 0, 0, 1, 0, 0],
+        vec![0, 0, 0, 0, 1, 1],
+    ];
+    let with_tagger: Vec<Vec<u32>> = humans
+        .iter()
+        .zip(tagger)
+        .map(|(row, t)| {
+            let mut row = row.clone();
+            row[t] += 1;
+            row
+        })
+        .collect();
+    assert_eq!(result.n_common, 5);
+    close(
+        result.fleiss_humans.unwrap(),
+        fleiss_kappa(&humans).unwrap(),
+    );
+    close(
+        result.fleiss_with_tagger.unwrap(),
+        fleiss_kappa(&with_tagger).unwrap(),
+    );
+    assert!(result.fleiss_with_tagger.unwrap() > result.fleiss_humans.unwrap());
 }

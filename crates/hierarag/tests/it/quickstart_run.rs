@@ -211,6 +211,65 @@ fn the_quickstart_config_runs_with_the_embedded_models() {
         16,
         &["bm25", "hybrid"],
     );
+    // Tagged with the embedded model (two dimensions, to keep the suite's time down).
+    tag_and_check(&run_dir, &["--dimensions", "qc,lv"], &["qc", "lv"], 4);
+}
+
+/// `hierarag tag` on a finished run with its own config's model, then `analyze` and
+/// `report`: every question is tagged under the enum schema, and the analysis and the
+/// report have the tag tables.
+fn tag_and_check(run_dir: &Path, args: &[&str], dimensions: &[&str], per_set: usize) {
+    let hierarag = |command: &str, args: &[&str]| {
+        let out = Command::cargo_bin("hierarag")
+            .unwrap()
+            .env_remove("RUST_LOG")
+            .arg(command)
+            .arg(run_dir)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{command}: {stderr}");
+        stderr
+    };
+    let stderr = hierarag("tag", args);
+    assert!(stderr.contains("0 failed"), "{stderr}");
+    let questions = lines(&run_dir.join("benchmark.jsonl"));
+    assert_eq!(lines(&run_dir.join("tags.jsonl")), questions);
+    hierarag("analyze", &["-q"]);
+    hierarag("report", &["-q"]);
+    let analysis: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("analysis.json")).unwrap()).unwrap();
+    let tags = &analysis["tags"];
+    assert_eq!(tags["n_tagged"], questions, "{tags:#}");
+    assert_eq!(tags["dimensions"], serde_json::json!(dimensions));
+    let agreement = tags["agreement"].as_array().unwrap();
+    assert_eq!(agreement.len(), dimensions.len(), "{tags:#}");
+    for row in agreement {
+        assert_eq!(row["n"], per_set, "{row}");
+        assert!(row["exact"]["p"].as_f64().is_some(), "{row}");
+    }
+    // Each of rq1's four sets against every tagged dimension but its own.
+    let confounders = tags["confounders"].as_array().unwrap();
+    let expected: usize = ["qc", "at", "lv", "ph"]
+        .iter()
+        .map(|set| dimensions.iter().filter(|d| *d != set).count())
+        .sum();
+    assert_eq!(confounders.len(), expected, "{tags:#}");
+    for confounder in confounders {
+        let total: u64 = confounder["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|row| row.as_array().unwrap())
+            .map(|c| c.as_u64().unwrap())
+            .sum();
+        assert_eq!(total as usize, per_set, "{confounder}");
+    }
+    let report = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(
+        report.contains("Agreement with the intended category") && report.contains("Confounders")
+    );
 }
 
 /// A running `scripts/llama_server.py`; stopped by pid when dropped.
@@ -335,6 +394,8 @@ fn the_quickstart_config_runs_against_the_llama_cpp_server() {
     std::fs::write(&path, config).unwrap();
     let run_dir = dir.path().join("server-run");
     run_and_check(&path, &run_dir, 4, &["bm25"]);
+    // Tagged through the server, on every dimension, with the config's [llm].
+    tag_and_check(&run_dir, &[], &["qc", "at", "lv", "ph"], 1);
     let first: Value = serde_json::from_str(
         std::fs::read_to_string(run_dir.join("benchmark.jsonl"))
             .unwrap()
