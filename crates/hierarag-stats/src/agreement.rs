@@ -93,13 +93,7 @@ pub fn cohen_kappa(a: &[usize], b: &[usize]) -> Option<f64> {
     for (x, y) in a.iter().zip(b) {
         confusion[index[x] * k + index[y]] += 1.0;
     }
-    // Column sums (rater b's counts) and row sums (rater a's), named as in scikit-learn.
-    let sum0: Vec<f64> = (0..k)
-        .map(|j| (0..k).map(|i| confusion[i * k + j]).sum())
-        .collect();
-    let sum1: Vec<f64> = (0..k)
-        .map(|i| confusion[i * k..(i + 1) * k].iter().sum())
-        .collect();
+    let (sum0, sum1) = margins(&confusion, k);
     let total: f64 = sum0.iter().sum();
     let mut disagreement = 0.0;
     let mut expected_disagreement = 0.0;
@@ -115,4 +109,50 @@ pub fn cohen_kappa(a: &[usize], b: &[usize]) -> Option<f64> {
         return None;
     }
     Some(1.0 - disagreement / expected_disagreement)
+}
+
+/// Cohen's κ with quadratic weights between two raters of the same items on a `0..=max` scale,
+/// as `sklearn.metrics.cohen_kappa_score(a, b, labels=range(max + 1), weights="quadratic")`:
+/// `1 − Σ w_ij O_ij / Σ w_ij E_ij` with `w_ij = (i − j)²`, `O` the confusion counts and `E` their
+/// expectation under independence. The labels are the whole scale, so a value neither rater
+/// used still sets the distances.
+///
+/// Returns `None` when the slices differ in length or are empty, a rating is above `max`, or κ
+/// is undefined: both raters gave every item the same rating (scikit-learn returns NaN).
+pub fn quadratic_kappa(a: &[usize], b: &[usize], max: usize) -> Option<f64> {
+    if a.len() != b.len() || a.is_empty() || a.iter().chain(b).any(|&r| r > max) {
+        return None;
+    }
+    let k = max + 1;
+    let mut confusion = vec![0.0; k * k];
+    for (&x, &y) in a.iter().zip(b) {
+        confusion[x * k + y] += 1.0;
+    }
+    let (sum0, sum1) = margins(&confusion, k);
+    let total = a.len() as f64;
+    let (mut observed, mut expected) = (0.0, 0.0);
+    for i in 0..k {
+        for j in 0..k {
+            let w = ((i as f64) - (j as f64)).powi(2);
+            observed += w * confusion[i * k + j];
+            // scikit-learn's expected matrix is outer(sum0, sum1) / n; w is symmetric.
+            expected += w * sum0[i] * sum1[j] / total;
+        }
+    }
+    if expected == 0.0 {
+        return None;
+    }
+    Some(1.0 - observed / expected)
+}
+
+/// The column sums (rater b's counts) and row sums (rater a's) of a k × k confusion matrix,
+/// named `sum0` and `sum1` as in scikit-learn.
+fn margins(confusion: &[f64], k: usize) -> (Vec<f64>, Vec<f64>) {
+    let sum0 = (0..k)
+        .map(|j| (0..k).map(|i| confusion[i * k + j]).sum())
+        .collect();
+    let sum1 = (0..k)
+        .map(|i| confusion[i * k..(i + 1) * k].iter().sum())
+        .collect();
+    (sum0, sum1)
 }

@@ -1,4 +1,5 @@
-//! Correlation and binomial tests as scipy: point-biserial r and a one-sided binomial p-value.
+//! Correlation and binomial tests as scipy: point-biserial r, Spearman's ρ and a one-sided
+//! binomial p-value.
 
 use statrs::distribution::{Binomial, DiscreteCDF};
 
@@ -46,6 +47,59 @@ pub fn point_biserial(x: &[bool], y: &[f64]) -> Option<Correlation> {
     let abs_r = r.abs();
     let p = statrs::function::beta::beta_reg(df / 2.0, 0.5, (1.0 - abs_r) * (1.0 + abs_r));
     Some(Correlation { r, p, n })
+}
+
+/// Spearman's rank correlation ρ and its two-sided p-value, as `scipy.stats.spearmanr(x, y)`:
+/// Pearson's r of the ranks (ties get their average rank), tested with Student's t on `n − 2`
+/// degrees of freedom (p 0 at ρ = ±1).
+///
+/// Returns `None` when the slices differ in length, there are fewer than 3 pairs, a value is
+/// not finite, or a side is constant (scipy returns NaN).
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<Correlation> {
+    let n = x.len();
+    if n != y.len() || n < 3 || x.iter().chain(y).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (rx, ry) = (average_ranks(x), average_ranks(y));
+    let (mx, my) = (crate::mean(&rx)?, crate::mean(&ry)?);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in rx.iter().zip(&ry) {
+        let (dx, dy) = (a - mx, b - my);
+        sxy += dx * dy;
+        sxx += dx * dx;
+        syy += dy * dy;
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        return None;
+    }
+    // One square root of the product: identical ranks give exactly ±1, as scipy does.
+    let r = (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0);
+    let df = (n - 2) as f64;
+    let abs_r = r.abs();
+    // As point_biserial: P(|T| > t) = I_{1 − r²}(ν/2, 1/2), 0 at |r| = 1.
+    let p = statrs::function::beta::beta_reg(df / 2.0, 0.5, (1.0 - abs_r) * (1.0 + abs_r));
+    Some(Correlation { r, p, n })
+}
+
+/// Ranks from 1, ties sharing their average rank (`scipy.stats.rankdata`'s default).
+fn average_ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && values[order[end]] == values[order[start]] {
+            end += 1;
+        }
+        // Positions start..end (0-based) share the mean of ranks start+1 ..= end.
+        let rank = (start + end + 1) as f64 / 2.0;
+        for &i in &order[start..end] {
+            ranks[i] = rank;
+        }
+        start = end;
+    }
+    ranks
 }
 
 /// The one-sided binomial p-value `P(X ≥ k)` for `X ~ Bin(n, p)`, as

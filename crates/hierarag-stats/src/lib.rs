@@ -62,12 +62,12 @@ mod multiple;
 mod paired;
 mod resample;
 
-pub use agreement::{aggregate_raters, cohen_kappa, fleiss_kappa};
+pub use agreement::{aggregate_raters, cohen_kappa, fleiss_kappa, quadratic_kappa};
 pub use anova::{AnovaTerm, Contrast, TwoByTwo, TwoWayAnova, contrast, two_by_two, two_way_anova};
 pub use contingency::{ChiSquare, chi2_contingency};
 pub use describe::{mean, percentile, range, std_dev};
 pub use error::StatsError;
-pub use hypothesis::{Correlation, binomial_greater, point_biserial};
+pub use hypothesis::{Correlation, binomial_greater, point_biserial, spearman};
 pub use information::{entropy, equal_frequency_bins, mutual_info, nmi};
 pub use linear::{AdditiveAnova, additive_anova};
 pub use mixed::{MixedAnova, MixedTerm, mixed_anova};

@@ -1,6 +1,7 @@
 //! The integration tests of `hierarag-stats`, one binary: each module is one former test file.
 
 mod compare_oracle;
+mod judge_oracle;
 mod oracle;
 mod properties;
 mod table;
