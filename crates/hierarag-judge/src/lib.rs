@@ -1,0 +1,377 @@
+//! An LLM judge (docs/design.md, "Judge"): it grades a system's answer against the reference
+//! answer and the retrieved passages (correctness 0–3, hallucination 0–2, with a reason), and
+//! rates a benchmark QA pair against its documents as the human annotators do (correctness
+//! 0–3, hallucination 0–2, answerability 0–3). The rubric's anchors are in the prompt, the reply
+//! is constrained by a JSON schema ([`rubric_schema`]), and a reply out of range gets a repair
+//! message, then the item fails.
+//!
+//! A refusal is graded without a call: correct (3, no hallucination) when the question is
+//! marked unanswerable, wrong (0, no hallucination) when it is not; an answer to an unanswerable
+//! question is graded as usual for hallucination, with correctness 0.
+//!
+//! ```no_run
+//! # async fn demo(client: &hierarag_llm::ChatClient) {
+//! use hierarag_judge::{AnswerInput, Judge, JudgeSettings};
+//!
+//! let judge = Judge::new(client, JudgeSettings::default());
+//! let input = AnswerInput {
+//!     question: "Who wrote Hamlet?".into(),
+//!     reference: "William Shakespeare.".into(),
+//!     answer: "Shakespeare wrote it.".into(),
+//!     contexts: vec!["Hamlet is a tragedy by William Shakespeare.".into()],
+//!     refused: false,
+//!     unanswerable: false,
+//! };
+//! let grade = judge.grade_answer("q1", &input).await.unwrap();
+//! println!("{} / 3: {}", grade.correctness, grade.reason);
+//! # }
+//! ```
+
+mod rubric;
+
+use std::sync::Arc;
+
+use hierarag_generate::ModelInfo;
+use hierarag_llm::{ChatClient, ChatRequest, LlmError, Message};
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+pub use rubric::{
+    ANSWER_SCALES, ANSWERABILITY, CORRECTNESS, HALLUCINATION, PAIR_SCALES, Scale, answer_messages,
+    pair_messages, parse_scores, repair_message, rubric_schema,
+};
+
+/// How the judge is asked (`[judge]` of a run config).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JudgeSettings {
+    pub max_tokens: u32,
+    /// Repair messages after a reply that cannot be used.
+    pub retries: u32,
+    /// Seed of the calls (default: the run's).
+    pub seed: u64,
+}
+
+impl Default for JudgeSettings {
+    fn default() -> JudgeSettings {
+        JudgeSettings {
+            max_tokens: 160,
+            retries: 2,
+            seed: 42,
+        }
+    }
+}
+
+/// What the judge sees of one system answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerInput {
+    pub question: String,
+    pub reference: String,
+    pub answer: String,
+    /// The passages the system retrieved (for hallucination).
+    pub contexts: Vec<String>,
+    /// The system refused (the answer stage's refusal detection).
+    pub refused: bool,
+    /// The question is marked unanswerable: its right answer is a refusal.
+    pub unanswerable: bool,
+}
+
+/// The judge's grade of one system answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerGrade {
+    pub id: String,
+    /// 0 wrong … 3 fully correct.
+    pub correctness: u8,
+    /// 0 none … 2 severe.
+    pub hallucination: u8,
+    pub reason: String,
+    /// Graded by the refusal rule, without a call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_rule: bool,
+    pub judge: ModelInfo,
+}
+
+impl AnswerGrade {
+    /// Correctness on 0–1: the `judge` metric.
+    pub fn normalised(&self) -> f64 {
+        f64::from(self.correctness) / f64::from(CORRECTNESS.max)
+    }
+}
+
+/// The judge's rating of one benchmark QA pair, on the human annotators' scales.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairRating {
+    pub id: String,
+    pub correctness: u8,
+    pub hallucination: u8,
+    pub answerability: u8,
+    pub reason: String,
+    pub judge: ModelInfo,
+}
+
+/// Grades answers and rates QA pairs through a chat model. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    client: ChatClient,
+    settings: JudgeSettings,
+}
+
+impl Judge {
+    pub fn new(client: &ChatClient, settings: JudgeSettings) -> Judge {
+        Judge {
+            inner: Arc::new(Inner {
+                client: client.clone(),
+                settings,
+            }),
+        }
+    }
+
+    /// Why no later call can succeed (an endpoint refused the client), once that is so.
+    pub fn refusal(&self) -> Option<LlmError> {
+        self.inner.client.refusal()
+    }
+
+    /// Grades one answer; an error is why it has no grade (a call that failed for good, or
+    /// replies out of range after the repairs).
+    pub async fn grade_answer(&self, id: &str, input: &AnswerInput) -> Result<AnswerGrade, String> {
+        let inner = &self.inner;
+        let grade = |correctness, hallucination, reason: &str, by_rule| AnswerGrade {
+            id: id.to_string(),
+            correctness,
+            hallucination,
+            reason: reason.to_string(),
+            by_rule,
+            judge: inner.info(),
+        };
+        match (input.refused, input.unanswerable) {
+            (true, true) => return Ok(grade(3, 0, "refused an unanswerable question", true)),
+            (true, false) => return Ok(grade(0, 0, "refused an answerable question", true)),
+            _ => {}
+        }
+        let messages = answer_messages(
+            &input.question,
+            &input.reference,
+            &input.answer,
+            &input.contexts,
+        );
+        let (scores, reason) = inner.ask(id, "answer", messages, &ANSWER_SCALES).await?;
+        if input.unanswerable {
+            let reason = format!("answered an unanswerable question; {reason}");
+            return Ok(grade(0, scores[1], &reason, false));
+        }
+        Ok(grade(scores[0], scores[1], &reason, false))
+    }
+
+    /// Rates one QA pair against its documents.
+    pub async fn rate_pair(
+        &self,
+        id: &str,
+        question: &str,
+        reference: &str,
+        documents: &[String],
+    ) -> Result<PairRating, String> {
+        let messages = pair_messages(question, reference, documents);
+        let (scores, reason) = self.inner.ask(id, "pair", messages, &PAIR_SCALES).await?;
+        Ok(PairRating {
+            id: id.to_string(),
+            correctness: scores[0],
+            hallucination: scores[1],
+            answerability: scores[2],
+            reason,
+            judge: self.inner.info(),
+        })
+    }
+}
+
+impl Inner {
+    fn info(&self) -> ModelInfo {
+        ModelInfo {
+            backend: self.client.backend().to_string(),
+            model: self.client.model().to_string(),
+            params: serde_json::json!({
+                "temperature": 0.0,
+                "max_tokens": self.settings.max_tokens,
+                "seed": self.settings.seed,
+            }),
+        }
+    }
+
+    /// One greedy call, and repair messages while the reply cannot be used.
+    async fn ask(
+        &self,
+        id: &str,
+        task: &str,
+        messages: Vec<Message>,
+        scales: &[Scale],
+    ) -> Result<(Vec<u8>, String), String> {
+        let mut request = ChatRequest::new(messages);
+        request.max_tokens = self.settings.max_tokens;
+        request.seed = Some(
+            xxh3_64_with_seed(format!("judge/{task}/{id}").as_bytes(), self.settings.seed)
+                & 0x7fff_ffff,
+        );
+        request.json_schema = Some(rubric_schema(task, scales));
+        let mut retries_left = self.settings.retries;
+        loop {
+            let reply = self
+                .client
+                .complete(&request)
+                .await
+                .map_err(|e| e.to_string())?;
+            let text = reply.completion.text;
+            match parse_scores(&text, scales) {
+                Ok(scores) => return Ok(scores),
+                Err(problem) if retries_left > 0 => {
+                    retries_left -= 1;
+                    request.messages.push(Message::assistant(text));
+                    request.messages.push(repair_message(&problem, scales));
+                }
+                Err(problem) => {
+                    return Err(format!(
+                        "{problem} (after {} repair message{})",
+                        self.settings.retries,
+                        if self.settings.retries == 1 { "" } else { "s" }
+                    ));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use hierarag_llm::{BoxFuture, CallError, ChatBackend, ClientSettings, Completion, Usage};
+
+    use super::*;
+
+    /// Replies in order, and the requests it saw.
+    #[derive(Debug, Default)]
+    struct Scripted {
+        replies: Mutex<Vec<String>>,
+        seen: Mutex<Vec<ChatRequest>>,
+    }
+
+    impl ChatBackend for Scripted {
+        fn backend(&self) -> &str {
+            "openai"
+        }
+        fn model(&self) -> &str {
+            "scripted"
+        }
+        fn complete<'a>(
+            &'a self,
+            request: &'a ChatRequest,
+        ) -> BoxFuture<'a, Result<Completion, CallError>> {
+            self.seen.lock().unwrap().push(request.clone());
+            let text = self.replies.lock().unwrap().remove(0);
+            Box::pin(async move {
+                Ok(Completion {
+                    text,
+                    finish_reason: Some("stop".into()),
+                    usage: Usage::default(),
+                })
+            })
+        }
+    }
+
+    fn judge_of(replies: &[&str]) -> (Judge, Arc<Scripted>) {
+        let backend = Arc::new(Scripted {
+            replies: Mutex::new(replies.iter().map(|r| r.to_string()).collect()),
+            ..Scripted::default()
+        });
+        let client = ChatClient::new(
+            vec![Arc::clone(&backend) as Arc<dyn ChatBackend>],
+            &ClientSettings::default(),
+        )
+        .unwrap();
+        (Judge::new(&client, JudgeSettings::default()), backend)
+    }
+
+    fn input(refused: bool, unanswerable: bool) -> AnswerInput {
+        AnswerInput {
+            question: "Who wrote Hamlet?".into(),
+            reference: "William Shakespeare.".into(),
+            answer: "Shakespeare.".into(),
+            contexts: vec!["Hamlet is by William Shakespeare.".into()],
+            refused,
+            unanswerable,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_out_of_range_reply_is_repaired_then_the_item_fails() {
+        let (judge, backend) = judge_of(&[
+            "{\"correctness\": 5, \"hallucination\": 0, \"reason\": \"great\"}",
+            "{\"correctness\": 3, \"hallucination\": 0, \"reason\": \"same fact\"}",
+        ]);
+        let grade = judge
+            .grade_answer("q1", &input(false, false))
+            .await
+            .unwrap();
+        assert_eq!((grade.correctness, grade.hallucination), (3, 0));
+        assert_eq!(grade.reason, "same fact");
+        assert!((grade.normalised() - 1.0).abs() < 1e-15);
+        let seen = backend.seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2);
+        // The repair follows the bad reply and names the problem; the schema is sent.
+        assert!(
+            seen[1].messages[3]
+                .content
+                .contains("correctness 5 is not a whole number")
+        );
+        assert!(seen[0].json_schema.is_some());
+
+        let (judge, _) = judge_of(&["no", "still no", "{\"correctness\": 9}"]);
+        let error = judge
+            .grade_answer("q2", &input(false, false))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "correctness 9 is not a whole number from 0 to 3 (after 2 repair messages)"
+        );
+    }
+
+    #[tokio::test]
+    async fn refusals_are_graded_by_the_rule_and_an_answer_to_an_unanswerable_question_is_wrong() {
+        let (judge, backend) = judge_of(&[
+            "{\"correctness\": 3, \"hallucination\": 2, \"reason\": \"made up\"}",
+            "{\"correctness\": 2, \"hallucination\": 1, \"answerability\": 3, \"reason\": \"ok\"}",
+        ]);
+        let right = judge.grade_answer("a", &input(true, true)).await.unwrap();
+        assert_eq!(
+            (right.correctness, right.hallucination, right.by_rule),
+            (3, 0, true)
+        );
+        let wrong = judge.grade_answer("b", &input(true, false)).await.unwrap();
+        assert_eq!((wrong.correctness, wrong.by_rule), (0, true));
+        assert!(backend.seen.lock().unwrap().is_empty());
+        let answered = judge.grade_answer("c", &input(false, true)).await.unwrap();
+        assert_eq!((answered.correctness, answered.hallucination), (0, 2));
+        assert!(
+            answered
+                .reason
+                .starts_with("answered an unanswerable question")
+        );
+        let pair = judge
+            .rate_pair("p", "Who?", "Him.", &["doc".to_string()])
+            .await
+            .unwrap();
+        assert_eq!(
+            (pair.correctness, pair.hallucination, pair.answerability),
+            (2, 1, 3)
+        );
+        let seen = backend.seen.lock().unwrap();
+        let rubric = &seen[1].messages[1].content;
+        for anchor in ANSWERABILITY.anchors {
+            assert!(rubric.contains(anchor), "{rubric}");
+        }
+    }
+}
