@@ -37,6 +37,23 @@ pub struct Analysis {
     pub tags: Option<crate::TagAnalysis>,
 }
 
+impl Analysis {
+    /// The analysed split whose children, one level below its parent, include `category` of
+    /// `dimension` at `level`: the split a question of that category belongs to.
+    pub fn split_containing(
+        &self,
+        dimension: &str,
+        level: Granularity,
+        category: &str,
+    ) -> Option<&SplitStats> {
+        self.splits.iter().find(|split| {
+            split.dimension == dimension
+                && split.parent_level.below() == Some(level)
+                && split.children.iter().any(|child| child == category)
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Scored questions given to the analysis.

@@ -356,12 +356,7 @@ fn coherence(
     let mut without_split = 0;
     for hit in hits {
         let category = hit.intended;
-        let split = analysis.splits.iter().find(|split| {
-            split.dimension == category.dimension
-                && split.parent_level.below() == Some(category.level)
-                && split.children.contains(&category.category)
-        });
-        match split {
+        match analysis.split_containing(&category.dimension, category.level, &category.category) {
             Some(split) => {
                 agreed.push(hit.parent_match);
                 rhos.push(split.rho.value);

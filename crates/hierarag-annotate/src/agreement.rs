@@ -411,12 +411,9 @@ fn category_agreement(
         let mut rhos = Vec::new();
         let mut without_split = 0;
         for item in &picked_items {
-            let split = analysis.splits.iter().find(|split| {
-                split.dimension == item.dimension
-                    && split.parent_level.below() == Some(item.level)
-                    && split.children.iter().any(|child| child == &item.category)
-            });
-            let Some(split) = split else {
+            let Some(split) =
+                analysis.split_containing(&item.dimension, item.level, &item.category)
+            else {
                 without_split += 1;
                 continue;
             };
@@ -495,12 +492,14 @@ pub fn tagger_as_annotator(
         .iter()
         .filter(|item| item.category_task && tagger_picks.contains_key(&item.item_id))
         .collect();
+    let category_ids: BTreeSet<&str> = category_items
+        .iter()
+        .map(|item| item.item_id.as_str())
+        .collect();
     let mut picks: BTreeMap<&str, HashMap<&str, &str>> = BTreeMap::new();
     for rating in ratings {
         if let Some(pick) = rating.category_pick.as_deref()
-            && category_items
-                .iter()
-                .any(|item| item.item_id == rating.item_id)
+            && category_ids.contains(rating.item_id.as_str())
         {
             picks
                 .entry(rating.annotator.as_str())
