@@ -261,6 +261,26 @@ fn ragas_test_sets_and_deepeval_goldens_written_by_the_packages_import() {
         ok(hierarag()
             .args(["taxonomy", "validate"])
             .arg(run.join("taxonomy.toml")));
+        // The rest of the pipeline on it (one file of each package).
+        if matches!(file, "ragas.jsonl" | "goldens.json")
+            && std::env::var("HIERARAG_NETWORK_TESTS").as_deref() == Ok("1")
+        {
+            let analysis = pipeline_on(&run, &records);
+            let dimensions: Vec<&str> = analysis["levels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l["dimension"].as_str().unwrap())
+                .collect();
+            let expected: &[&str] = if format == "ragas" {
+                &["synthesizer", "query_style", "query_length"]
+            } else {
+                &["qc"]
+            };
+            for dimension in expected {
+                assert!(dimensions.contains(dimension), "{file}: {analysis:#}");
+            }
+        }
     }
 }
 
@@ -316,6 +336,20 @@ fn a_datamorgana_file_imports_flat_or_into_a_taxonomy_and_bad_rows_are_named() {
     );
     let taxonomy = std::fs::read_to_string(run.join("taxonomy.toml")).unwrap();
     assert!(taxonomy.contains("answer_type"), "{taxonomy}");
+    if std::env::var("HIERARAG_NETWORK_TESTS").as_deref() == Ok("1") {
+        // The rest of the pipeline on it: both dimensions analysed.
+        let analysis = pipeline_on(&run, &records);
+        for dimension in ["qc", "answer_type"] {
+            assert!(
+                analysis["levels"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|l| l["dimension"] == dimension),
+                "{analysis:#}"
+            );
+        }
+    }
     // Analysed once per dimension: both dimensions' categories over all eight questions.
     let scores: Vec<Value> = records
         .iter()
@@ -466,6 +500,17 @@ fn a_mapped_csv_imports_with_its_ids_and_dimensions_and_the_pipeline_runs_on_it(
         println!("skipped the pipeline: set HIERARAG_NETWORK_TESTS=1 to fetch MiniLM");
         return;
     }
+    let analysis = pipeline_on(&run, &records);
+    assert_eq!(analysis["counts"]["analysed"], 8, "{analysis:#}");
+    let level = &analysis["levels"][0];
+    assert_eq!(level["dimension"], "qc");
+    assert_eq!(level["categories"].as_array().unwrap().len(), 2);
+}
+
+/// Answers from a file system (the reference for every other question, "I do not know." for
+/// the rest), then `evaluate` (MiniLM, fetched on first use), `analyze` and `report` on an
+/// imported run; returns its analysis.
+fn pipeline_on(run: &Path, records: &[Value]) -> Value {
     let answers: Vec<Value> = records
         .iter()
         .enumerate()
@@ -478,12 +523,12 @@ fn a_mapped_csv_imports_with_its_ids_and_dimensions_and_the_pipeline_runs_on_it(
             json!({"id": r["id"], "answer": answer, "doc_ids": r["doc_ids"]})
         })
         .collect();
-    write_lines(&root.join("answers.jsonl"), &answers);
+    write_lines(&run.join("mine-answers.jsonl"), &answers);
     std::fs::write(
-        root.join("run.toml"),
+        run.join("run.toml"),
         format!(
             "[[system]]\nname = \"mine\"\nkind = \"file\"\npath = \"{}\"\nformat = \"hierarag\"\n",
-            root.join("answers.jsonl").display()
+            run.join("mine-answers.jsonl").display()
         ),
     )
     .unwrap();
@@ -491,7 +536,7 @@ fn a_mapped_csv_imports_with_its_ids_and_dimensions_and_the_pipeline_runs_on_it(
         .args(["answer", "-q", "--system", "mine", "--benchmark"])
         .arg(run.join("benchmark.jsonl"))
         .arg("--config")
-        .arg(root.join("run.toml")));
+        .arg(run.join("run.toml")));
     let system = run.join("systems/mine");
     ok(hierarag()
         .args(["evaluate", "-q", "--benchmark"])
@@ -506,14 +551,11 @@ fn a_mapped_csv_imports_with_its_ids_and_dimensions_and_the_pipeline_runs_on_it(
         .arg("--taxonomy")
         .arg(run.join("taxonomy.toml"))
         .arg("--out")
-        .arg(&run));
+        .arg(run));
     let analysis: Value =
         serde_json::from_slice(&std::fs::read(run.join("analysis.json")).unwrap()).unwrap();
-    assert_eq!(analysis["counts"]["analysed"], 8, "{analysis:#}");
-    let level = &analysis["levels"][0];
-    assert_eq!(level["dimension"], "qc");
-    assert_eq!(level["categories"].as_array().unwrap().len(), 2);
-    ok(hierarag().args(["report", "-q"]).arg(&run));
+    ok(hierarag().args(["report", "-q"]).arg(run));
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(md.contains("Table 1"), "{md}");
+    analysis
 }
