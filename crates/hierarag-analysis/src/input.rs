@@ -32,6 +32,11 @@ pub struct Scores {
     pub rouge1: f64,
     pub bleu: f64,
     pub refused: bool,
+    /// The LLM judge's grade: correctness 0–3, hallucination 0–2 and correctness over 0–1;
+    /// `None` when no judge graded the answer.
+    pub judge_correctness: Option<f64>,
+    pub judge_hallucination: Option<f64>,
+    pub judge: Option<f64>,
 }
 
 /// The two texts corpus BLEU is computed over.
@@ -62,10 +67,16 @@ pub enum Metric {
     Bleu,
     /// 1 for a refusal, 0 otherwise (its mean is the refusal rate).
     Refused,
+    /// The LLM judge's correctness over 0–1 (its grade 0–3 divided by 3).
+    Judge,
+    /// The LLM judge's correctness grade, 0–3.
+    JudgeCorrectness,
+    /// The LLM judge's hallucination grade, 0–2 (higher is worse).
+    JudgeHallucination,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 8] = [
+    pub const ALL: [Metric; 11] = [
         Metric::Ap,
         Metric::Ndcg10,
         Metric::Recall10,
@@ -74,6 +85,9 @@ impl Metric {
         Metric::Rouge1,
         Metric::Bleu,
         Metric::Refused,
+        Metric::Judge,
+        Metric::JudgeCorrectness,
+        Metric::JudgeHallucination,
     ];
 
     /// The metric's value for one question; `None` for a retrieval metric of a question whose
@@ -88,6 +102,9 @@ impl Metric {
             Metric::Rouge1 => Some(scores.rouge1),
             Metric::Bleu => Some(scores.bleu),
             Metric::Refused => Some(f64::from(u8::from(scores.refused))),
+            Metric::Judge => scores.judge,
+            Metric::JudgeCorrectness => scores.judge_correctness,
+            Metric::JudgeHallucination => scores.judge_hallucination,
         }
     }
 
@@ -105,6 +122,23 @@ impl Metric {
         )
     }
 
+    /// The judge's grades: absent for an answer no judge graded.
+    pub fn is_judge(self) -> bool {
+        matches!(
+            self,
+            Metric::Judge | Metric::JudgeCorrectness | Metric::JudgeHallucination
+        )
+    }
+
+    /// Why a question has no value of the metric.
+    pub fn absent_because(self) -> &'static str {
+        if self.is_judge() {
+            "no judge graded its answer"
+        } else {
+            "its system named no document"
+        }
+    }
+
     /// The name used in files and on the command line (the same as its serde name).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -116,6 +150,9 @@ impl Metric {
             Metric::Rouge1 => "rouge1",
             Metric::Bleu => "bleu",
             Metric::Refused => "refused",
+            Metric::Judge => "judge",
+            Metric::JudgeCorrectness => "judge_correctness",
+            Metric::JudgeHallucination => "judge_hallucination",
         }
     }
 
@@ -130,6 +167,9 @@ impl Metric {
             Metric::Rouge1 => "ROUGE-1",
             Metric::Bleu => "BLEU",
             Metric::Refused => "refusal rate",
+            Metric::Judge => "judge",
+            Metric::JudgeCorrectness => "judge correctness",
+            Metric::JudgeHallucination => "judge hallucination",
         }
     }
 }

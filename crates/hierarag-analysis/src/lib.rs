@@ -119,7 +119,11 @@ and RR are over the others{}",
         if settings.metric.value(&observation.scores).is_none() {
             left_out.push(LeftOut {
                 id: observation.id.clone(),
-                reason: format!("no {}: its system named no document", settings.metric),
+                reason: format!(
+                    "no {}: {}",
+                    settings.metric,
+                    settings.metric.absent_because()
+                ),
             });
             continue;
         }

@@ -25,7 +25,7 @@ pub(crate) fn means(observations: &[&Observation]) -> Means {
     } else {
         None
     };
-    // A retrieval mean is over the questions that have the metric.
+    // A retrieval or judge mean is over the questions that have the metric.
     let mean_of_present = |f: &dyn Fn(&Observation) -> Option<f64>| {
         let values: Vec<f64> = observations.iter().filter_map(|o| f(o)).collect();
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64 + 0.0)
@@ -40,6 +40,9 @@ pub(crate) fn means(observations: &[&Observation]) -> Means {
         bleu: mean(&|o| o.scores.bleu),
         corpus_bleu,
         refusal_rate: mean(&|o| f64::from(u8::from(o.scores.refused))),
+        judge: mean_of_present(&|o| o.scores.judge),
+        judge_correctness: mean_of_present(&|o| o.scores.judge_correctness),
+        judge_hallucination: mean_of_present(&|o| o.scores.judge_hallucination),
     }
 }
 

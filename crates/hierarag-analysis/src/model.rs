@@ -89,6 +89,13 @@ pub struct Means {
     /// Corpus BLEU (0–100) over the group, when the texts were given.
     pub corpus_bleu: Option<f64>,
     pub refusal_rate: f64,
+    /// The LLM judge's mean grades, over the questions it graded; absent when it graded none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_correctness: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_hallucination: Option<f64>,
 }
 
 impl Means {
@@ -106,6 +113,9 @@ impl Means {
             Metric::Rouge1 => self.rouge1,
             Metric::Bleu => self.bleu,
             Metric::Refused => self.refusal_rate,
+            Metric::Judge => self.judge.unwrap_or(absent),
+            Metric::JudgeCorrectness => self.judge_correctness.unwrap_or(absent),
+            Metric::JudgeHallucination => self.judge_hallucination.unwrap_or(absent),
         }
     }
 }

@@ -377,6 +377,7 @@ impl Calls {
                     verdict,
                 }),
                 source: None,
+                unanswerable: false,
             });
             return outcome;
         }

@@ -41,6 +41,10 @@ pub struct BenchmarkRecord {
     /// Where an imported question came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<ImportSource>,
+    /// The question was made so that its documents do not answer it: the right answer is a
+    /// refusal (docs/design.md, "Unanswerable questions").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unanswerable: bool,
 }
 
 fn is_zero<T: Default + PartialEq>(value: &T) -> bool {

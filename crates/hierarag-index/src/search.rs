@@ -6,6 +6,7 @@
 //! `Bm25Weight`, so they are bit-identical to a `BooleanQuery` of `TermQuery`s over the same terms.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -651,16 +652,38 @@ impl Bm25Index {
     /// Every chunk with its stored text, in the order of [`Bm25Index::chunk_positions`]. Texts
     /// are read one at a time as the iterator advances; only the positions are held up front.
     pub fn chunks(&self) -> impl Iterator<Item = Result<StoredChunk, IndexError>> + '_ {
-        self.chunk_positions().into_iter().map(move |position| {
-            let hit = position.hit(0.0);
-            Ok(StoredChunk {
-                doc_ord: position.doc_ord,
-                doc_id: self.doc_id(&hit).to_string(),
-                chunk_n: position.chunk_n,
-                chunk_id: self.chunk_id(&hit),
-                text: self.chunk_text(&hit)?,
-                address: position.address,
-            })
+        self.chunk_positions()
+            .into_iter()
+            .map(move |position| self.stored_chunk(position))
+    }
+
+    /// Every chunk of the documents `doc_ids` with its stored text, in the order of
+    /// [`Bm25Index::chunk_positions`]; ids the index does not have are skipped. Reads the
+    /// stored text of those chunks only.
+    pub fn chunks_of(&self, doc_ids: &HashSet<&str>) -> Result<Vec<StoredChunk>, IndexError> {
+        let ords: HashSet<u32> = self
+            .doc_ids
+            .iter()
+            .enumerate()
+            .filter(|(_, id)| doc_ids.contains(id.as_str()))
+            .map(|(ord, _)| ord as u32)
+            .collect();
+        self.chunk_positions()
+            .into_iter()
+            .filter(|position| ords.contains(&position.doc_ord))
+            .map(|position| self.stored_chunk(position))
+            .collect()
+    }
+
+    fn stored_chunk(&self, position: ChunkPosition) -> Result<StoredChunk, IndexError> {
+        let hit = position.hit(0.0);
+        Ok(StoredChunk {
+            doc_ord: position.doc_ord,
+            doc_id: self.doc_id(&hit).to_string(),
+            chunk_n: position.chunk_n,
+            chunk_id: self.chunk_id(&hit),
+            text: self.chunk_text(&hit)?,
+            address: position.address,
         })
     }
 

@@ -409,6 +409,26 @@ fn chunks_come_in_corpus_order_whatever_the_segment_layout() {
             })
             .collect();
         assert_eq!(got, expected, "{name}-segment index");
+        // The chunks of some documents are those documents' rows of the whole list.
+        let (first, last) = (
+            expected[0].1.clone(),
+            expected[expected.len() - 1].1.clone(),
+        );
+        let wanted: std::collections::HashSet<&str> =
+            [first.as_str(), last.as_str(), "no-such-document"].into();
+        let some: Vec<_> = index
+            .chunks_of(&wanted)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.chunk_id, c.text))
+            .collect();
+        let of_them: Vec<_> = expected
+            .iter()
+            .filter(|e| e.1 == first || e.1 == last)
+            .map(|e| (e.3.clone(), e.4.clone()))
+            .collect();
+        assert!(of_them.len() >= 2);
+        assert_eq!(some, of_them, "{name}-segment index");
         let positions = index.chunk_positions();
         assert_eq!(positions.len() as u64, index.n_chunks());
         for (chunk, position) in chunks.iter().zip(&positions) {

@@ -6,7 +6,8 @@
 //!   which ids are done; [`Journal::finish`] sorts a finished file into plan order and
 //!   replaces it atomically ([`sort_records`]), so a run killed and resumed ends with the same
 //!   bytes as one that was not;
-//! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`], [`TagStage`]: one pass of a stage over the items
+//! - [`GenerateStage`], [`AnswerStage`], [`EvaluateStage`], [`TagStage`],
+//!   [`JudgeStage`], [`RatePairsStage`]: one pass of a stage over the items
 //!   not yet done, concurrently, with failures recorded in the stage's failures file and
 //!   retried by the next pass. Generation and answering keep a fixed number of items in
 //!   progress, each running as a task on the runtime's worker threads, and append each record
@@ -25,7 +26,7 @@ pub use journal::{
     sort_records, write_atomic, write_values_atomic,
 };
 pub use stages::{
-    AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, NoProgress, Progress,
-    ScoreRecord, StageOutcome, SystemAnswerStage, TagStage, answer_seed, cosine, score,
-    write_failures,
+    AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, JudgeStage, NoProgress,
+    Progress, RatePairsStage, ScoreRecord, StageOutcome, SystemAnswerStage, TagStage, answer_seed,
+    cosine, merge_grades, score, write_failures,
 };

@@ -9,6 +9,7 @@ use std::time::Instant;
 use futures_util::StreamExt;
 
 use hierarag_generate::{BenchmarkRecord, Generator, ItemOutcome, SourceDocument};
+use hierarag_judge::{AnswerGrade, AnswerInput, Judge};
 use hierarag_llm::Embedder;
 use hierarag_metrics::{ScoredDoc, evaluate_query};
 use hierarag_plan::PlanItem;
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::PipelineError;
-use crate::journal::{Journal, retain_records, write_values_atomic};
+use crate::journal::{Journal, read_records, retain_records, write_values_atomic};
 use crate::pool::{items, spawned};
 
 /// An item a stage could not do.
@@ -391,6 +392,155 @@ impl TagStage<'_> {
     }
 }
 
+/// Inputs of the judge stage: the LLM judge grades every answered question.
+#[derive(Debug)]
+pub struct JudgeStage<'a> {
+    pub benchmark: &'a [BenchmarkRecord],
+    pub answers: &'a [AnswerRecord],
+    /// The text of each retrieved chunk the judge is shown, by chunk id (a chunk not in it is
+    /// left out of the passages).
+    pub passages: &'a HashMap<String, String>,
+    pub judge: &'a Judge,
+    /// The grades, and the answers that could not be graded in this pass.
+    pub judgements: &'a Path,
+    pub failures: &'a Path,
+    pub concurrency: usize,
+}
+
+impl JudgeStage<'_> {
+    /// Grades every answered question not yet in `judgements`, in benchmark order; each
+    /// question's calls run as a task of their own.
+    pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
+        let answers = answers_by_id(self.benchmark, self.answers)?;
+        let answered: Vec<BenchmarkRecord> = self
+            .benchmark
+            .iter()
+            .filter(|r| answers.contains_key(r.id.as_str()))
+            .cloned()
+            .collect();
+        per_question(
+            PerQuestion {
+                stage: "judge",
+                benchmark: &answered,
+                records: self.judgements,
+                failures: self.failures,
+                concurrency: self.concurrency,
+            },
+            |record| {
+                let answer = answers[record.id.as_str()];
+                let input = AnswerInput {
+                    question: record.question.clone(),
+                    reference: record.answer.clone(),
+                    answer: answer.answer.clone(),
+                    contexts: answer
+                        .retrieved
+                        .iter()
+                        .filter_map(|chunk| self.passages.get(&chunk.chunk_id).cloned())
+                        .collect(),
+                    refused: answer.refused,
+                    unanswerable: record.unanswerable,
+                };
+                let (judge, id) = (self.judge.clone(), record.id.clone());
+                spawned(async move { judge.grade_answer(&id, &input).await })
+            },
+            || self.judge.refusal().map(|refusal| refusal.to_string()),
+            progress,
+        )
+        .await
+    }
+}
+
+/// The first answer of each question, by id; an answer to a question not in the benchmark is
+/// an error.
+fn answers_by_id<'a>(
+    benchmark: &[BenchmarkRecord],
+    answers: &'a [AnswerRecord],
+) -> Result<HashMap<&'a str, &'a AnswerRecord>, PipelineError> {
+    let questions: HashSet<&str> = benchmark.iter().map(|r| r.id.as_str()).collect();
+    let mut by_id = HashMap::new();
+    for answer in answers {
+        if !questions.contains(answer.id.as_str()) {
+            return Err(PipelineError::Invalid(format!(
+                "answers.jsonl has question {:?}, which is not in benchmark.jsonl",
+                answer.id
+            )));
+        }
+        by_id.entry(answer.id.as_str()).or_insert(answer);
+    }
+    Ok(by_id)
+}
+
+/// Writes the grades of `judgements` into `scores` (each score's `judge_*` fields, cleared
+/// where its answer has no grade), replacing the file atomically; the number of scores with a
+/// grade. No scores file: nothing to do.
+pub fn merge_grades(scores: &Path, judgements: &Path) -> Result<usize, PipelineError> {
+    if !scores.exists() {
+        return Ok(0);
+    }
+    let grades: Vec<AnswerGrade> = read_records(judgements)?;
+    let by_id: HashMap<&str, &AnswerGrade> = grades.iter().map(|g| (g.id.as_str(), g)).collect();
+    let records: Vec<ScoreRecord> = read_records(scores)?;
+    let mut graded = 0;
+    let values: Vec<serde_json::Value> = records
+        .into_iter()
+        .map(|record| {
+            let grade = by_id.get(record.id.as_str()).copied();
+            graded += usize::from(grade.is_some());
+            let id = record.id.clone();
+            serde_json::to_value(record.with_grade(grade))
+                .unwrap_or_else(|e| panic!("the score of {id:?} serialises: {e}"))
+        })
+        .collect();
+    write_values_atomic(scores, &values.iter().collect::<Vec<_>>())?;
+    Ok(graded)
+}
+
+/// Inputs of the pair-rating stage: the LLM judge rates every benchmark QA pair as the human
+/// annotators do.
+#[derive(Debug)]
+pub struct RatePairsStage<'a> {
+    pub benchmark: &'a [BenchmarkRecord],
+    /// The text of each source document, by document id (a document not in it is left out).
+    pub documents: &'a HashMap<String, String>,
+    pub judge: &'a Judge,
+    /// The ratings, and the pairs that could not be rated in this pass.
+    pub ratings: &'a Path,
+    pub failures: &'a Path,
+    pub concurrency: usize,
+}
+
+impl RatePairsStage<'_> {
+    /// Rates every benchmark pair not yet in `ratings`.
+    pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
+        per_question(
+            PerQuestion {
+                stage: "judge-benchmark",
+                benchmark: self.benchmark,
+                records: self.ratings,
+                failures: self.failures,
+                concurrency: self.concurrency,
+            },
+            |record| {
+                let documents: Vec<String> = record
+                    .doc_ids
+                    .iter()
+                    .filter_map(|id| self.documents.get(id).cloned())
+                    .collect();
+                let (judge, id) = (self.judge.clone(), record.id.clone());
+                let (question, reference) = (record.question.clone(), record.answer.clone());
+                spawned(async move {
+                    judge
+                        .rate_pair(&id, &question, &reference, &documents)
+                        .await
+                })
+            },
+            || self.judge.refusal().map(|refusal| refusal.to_string()),
+            progress,
+        )
+        .await
+    }
+}
+
 /// Inputs of the answer stage.
 #[derive(Debug)]
 pub struct AnswerStage<'a> {
@@ -465,6 +615,25 @@ pub struct ScoreRecord {
     /// Sentence BLEU, 0–100 (sacrebleu's defaults).
     pub bleu: f64,
     pub refused: bool,
+    /// The LLM judge's grade of the answer (docs/design.md, "Judge"): correctness 0–3 against
+    /// the reference, hallucination 0–2 against the retrieved passages, and the correctness
+    /// over 0–1; absent when no judge graded it (`hierarag judge`, or `[judge]` in the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_correctness: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_hallucination: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<f64>,
+}
+
+impl ScoreRecord {
+    /// The record with the judge's grade of its answer in it (or without one, for `None`).
+    pub fn with_grade(mut self, grade: Option<&AnswerGrade>) -> ScoreRecord {
+        self.judge_correctness = grade.map(|g| g.correctness);
+        self.judge_hallucination = grade.map(|g| g.hallucination);
+        self.judge = grade.map(AnswerGrade::normalised);
+        self
+    }
 }
 
 /// Inputs of the evaluate stage.
@@ -604,6 +773,9 @@ pub fn score(
         rouge1: hierarag_metrics::rouge1(&reference.answer, &answer.answer).fmeasure,
         bleu: hierarag_metrics::sentence_bleu(&answer.answer, &[reference.answer.as_str()]).score,
         refused: answer.refused,
+        judge_correctness: None,
+        judge_hallucination: None,
+        judge: None,
     }
 }
 

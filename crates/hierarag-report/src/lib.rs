@@ -87,6 +87,9 @@ pub struct SystemMeans {
     pub rouge1: Option<f64>,
     pub bleu: Option<f64>,
     pub refusal_rate: Option<f64>,
+    /// The LLM judge's mean correctness over 0–1, over the answers it graded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<f64>,
 }
 
 /// What the run was: facts, stages, LLM usage and failures (from `manifest.json`).

@@ -124,9 +124,15 @@ fn systems(input: &ReportInput<'_>) -> Vec<Section> {
         ("BLEU", true),
         ("refusal rate", true),
     ]);
+    // The judge's column only when a judge graded some system's answers.
+    let judged = input.systems.iter().any(|s| s.means.judge.is_some());
+    if judged {
+        table.headers.push("judge".into());
+        table.numeric.push(true);
+    }
     for system in &input.systems {
         let m = &system.means;
-        table.rows.push(vec![
+        let mut row: Vec<Text> = vec![
             Text::Code(system.name.clone()),
             system.kind.as_str().into(),
             system.answered.to_string().into(),
@@ -138,7 +144,11 @@ fn systems(input: &ReportInput<'_>) -> Vec<Section> {
             num(m.rouge1, 3).into(),
             num(m.bleu, 1).into(),
             num(m.refusal_rate, 3).into(),
-        ]);
+        ];
+        if judged {
+            row.push(num(m.judge, 3).into());
+        }
+        table.rows.push(row);
     }
     let mut out = vec![Section {
         id: "systems".into(),

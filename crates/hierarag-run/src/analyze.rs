@@ -128,6 +128,9 @@ pub fn join_scored(
                 rouge1: score.rouge1,
                 bleu: score.bleu,
                 refused: score.refused,
+                judge_correctness: score.judge_correctness.map(f64::from),
+                judge_hallucination: score.judge_hallucination.map(f64::from),
+                judge: score.judge,
             },
             texts: answers.get(&score.id).map(|answer| Texts {
                 prediction: answer.clone(),

@@ -52,10 +52,17 @@ impl RunOutcome {
 }
 
 /// The stages after the stage that stopped a run, which did not run: compare only for a run
-/// of two or more systems.
-pub fn stages_after(stage: &str, systems: usize) -> Vec<&'static str> {
-    const STAGES: [&str; 6] = [
-        "generate", "answer", "evaluate", "analyze", "compare", "report",
+/// of two or more systems, the judge's only with `[judge]`.
+pub fn stages_after(stage: &str, config: &RunConfig) -> Vec<&'static str> {
+    const STAGES: [&str; 8] = [
+        "generate",
+        "answer",
+        "evaluate",
+        "judge",
+        "judge-benchmark",
+        "analyze",
+        "compare",
+        "report",
     ];
     STAGES
         .iter()
@@ -63,7 +70,12 @@ pub fn stages_after(stage: &str, systems: usize) -> Vec<&'static str> {
         .map_or(&STAGES[..0], |i| &STAGES[i + 1..])
         .iter()
         .copied()
-        .filter(|s| *s != "compare" || systems >= 2)
+        .filter(|s| match *s {
+            "compare" => config.answering_systems().len() >= 2,
+            "judge" => config.judge_on,
+            "judge-benchmark" => config.judge_on && config.judge_benchmark,
+            _ => true,
+        })
         .collect()
 }
 
@@ -252,6 +264,24 @@ or corpus changed: use a fresh --dir)",
             if !finished(&mut outcome, "evaluate", evaluated) {
                 break;
             }
+            if config.judge_on {
+                let judged = crate::judge::judge_answers(
+                    config,
+                    &run,
+                    &run.benchmark(),
+                    &system.answers(),
+                    &system,
+                    label.as_deref(),
+                    reporter,
+                )?;
+                if !finished(&mut outcome, "judge", judged) {
+                    break;
+                }
+            }
+        }
+        if outcome.stopped_at.is_none() && config.judge_benchmark {
+            let rated = crate::judge::judge_benchmark(config, &run, &run.benchmark(), reporter)?;
+            finished(&mut outcome, "judge-benchmark", rated);
         }
     }
     if outcome.stopped_at.is_some() {
@@ -374,10 +404,15 @@ fn check_config(run: &RunDir, config: &RunConfig, reconfigure: bool) -> anyhow::
     if manifest.config.is_null() || reconfigure {
         return Ok(());
     }
-    // The analysis settings change no record: a run continues with other ones.
+    // The analysis settings change no record: a run continues with other ones. Nor do the
+    // judge's, while the run was not judged (a judge turned on later mixes nothing).
+    let judged_before = manifest.config.get("judge_on") == Some(&serde_json::Value::Bool(true));
     let without_analysis = |mut value: serde_json::Value| {
         if let Some(object) = value.as_object_mut() {
             object.remove("analysis");
+            if !judged_before {
+                object.retain(|key, _| !key.starts_with("judge"));
+            }
         }
         value
     };

@@ -3,7 +3,7 @@
 //!
 //! Tables: `[run]` (dir, seed), `[corpus]`, `[index]`, `[taxonomy]`, `[design]`, `[plan]`,
 //! `[generate]` (+ `[generate.llm]`), `[filter]` (`[filter.llm]`), `[answer]`
-//! (+ `[answer.llm]`), `[evaluate]`, `[tag]` (+ `[tag.llm]`), `[llm]`, `[embeddings]`, and `[[system]]` (the RAG systems
+//! (+ `[answer.llm]`), `[evaluate]`, `[tag]` (+ `[tag.llm]`), `[judge]` (+ `[judge.llm]`), `[llm]`, `[embeddings]`, and `[[system]]` (the RAG systems
 //! that answer the benchmark). Relative paths are taken from the current directory. Unknown
 //! tables and keys are errors naming the file and key.
 
@@ -49,6 +49,16 @@ pub struct RunConfig {
     pub tag: hierarag_tag::TagSettings,
     pub tag_llm: Option<LlmConfig>,
     pub tag_concurrency: usize,
+    /// The LLM judge (`[judge]`; the seed defaults to the run's) and its model (`[judge.llm]`;
+    /// default: `[llm]`). `hierarag run` grades every answer with it only when the config has
+    /// a `[judge]` table (`judge_on`); `hierarag judge` uses these settings either way.
+    pub judge: hierarag_judge::JudgeSettings,
+    pub judge_llm: Option<LlmConfig>,
+    pub judge_concurrency: usize,
+    pub judge_on: bool,
+    /// `[judge] benchmark = true`: the judge also rates every benchmark QA pair as the
+    /// annotators do (`benchmark.judge.jsonl`).
+    pub judge_benchmark: bool,
     pub embeddings: EmbeddingsConfig,
     /// The systems that answer the benchmark (`[[system]]`), in the file's order. Empty: one
     /// builtin system, the `[answer]` pipeline, whose files sit at the top of the run
@@ -483,6 +493,7 @@ const TABLES: &[&str] = &[
     "evaluate",
     "analysis",
     "tag",
+    "judge",
     "llm",
     "embeddings",
     "system",
@@ -967,6 +978,46 @@ impl RunConfig {
                 (settings, llm, concurrency.map(|(n, _)| n))
             }
         };
+        let (judge, judge_llm, judge_concurrency, judge_on, judge_benchmark) = match document
+            .table("judge")?
+        {
+            None => (
+                hierarag_judge::JudgeSettings {
+                    seed: run.seed,
+                    ..hierarag_judge::JudgeSettings::default()
+                },
+                None,
+                None,
+                false,
+                false,
+            ),
+            Some(mut section) => {
+                let llm = llm_of(&mut section, &document)?;
+                let concurrency = section.take::<usize>("concurrency", &document)?;
+                let benchmark = section.take::<bool>("benchmark", &document)?;
+                let has_seed = section.entries.get("seed").is_some();
+                let span = section.span.clone();
+                let mut settings: hierarag_judge::JudgeSettings = section.into_typed(&document)?;
+                if !has_seed {
+                    settings.seed = run.seed;
+                }
+                if settings.max_tokens < 16 {
+                    return Err(document.error_at(
+                        "judge",
+                        span,
+                        "max_tokens must be at least 16 (the reply is a small JSON object \
+with a reason)",
+                    ));
+                }
+                (
+                    settings,
+                    llm,
+                    concurrency.map(|(n, _)| n),
+                    true,
+                    benchmark.is_some_and(|(b, _)| b),
+                )
+            }
+        };
         let systems = systems_of(&mut document)?;
         document.finish()?;
 
@@ -978,6 +1029,8 @@ impl RunConfig {
             answer_concurrency: answer_concurrency
                 .unwrap_or_else(|| 2 * role_concurrency(&answer_llm)),
             tag_concurrency: tag_concurrency.unwrap_or_else(|| 2 * role_concurrency(&tag_llm)),
+            judge_concurrency: judge_concurrency
+                .unwrap_or_else(|| 2 * role_concurrency(&judge_llm)),
             run,
             corpus,
             index,
@@ -994,6 +1047,10 @@ impl RunConfig {
             answer_llm,
             tag,
             tag_llm,
+            judge,
+            judge_llm,
+            judge_on,
+            judge_benchmark,
             embeddings,
             systems,
         })
@@ -1014,6 +1071,11 @@ impl RunConfig {
     /// The tagger's model config (`[tag.llm]`, else `[llm]`).
     pub fn tagger_llm(&self) -> &LlmConfig {
         self.tag_llm.as_ref().unwrap_or(&self.llm)
+    }
+
+    /// The judge's model config (`[judge.llm]`, else `[llm]`).
+    pub fn judge_llm(&self) -> &LlmConfig {
+        self.judge_llm.as_ref().unwrap_or(&self.llm)
     }
 
     /// The answering model config.

@@ -259,6 +259,7 @@ benchmark's corpus?)",
                 file: file.clone(),
                 line: row.line,
             }),
+            unanswerable: false,
         })
         .collect();
 

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 ///   answers.jsonl  scores.jsonl   the system's answers and their scores
 ///   answer.failures.jsonl evaluate.failures.jsonl
 ///   tags.jsonl tag.failures.jsonl every question's labels on every dimension
+///   judgements.jsonl              the LLM judge's grade of each answer (`judge.failures.jsonl`)
+///   benchmark.judge.jsonl         the judge's rating of each QA pair
 ///   systems/<name>/…              answers, scores and failures of a named system
 ///   analysis.json  power.json  report.md  report.html
 ///   annotations.sqlite  agreement.json
@@ -64,6 +66,11 @@ impl RunDir {
     /// The taxonomy the questions were tagged against (written by `hierarag tag`).
     pub fn tags_taxonomy(&self) -> PathBuf {
         self.root.join("tags.taxonomy.toml")
+    }
+
+    /// The LLM judge's rating of every benchmark QA pair (`hierarag judge --benchmark`).
+    pub fn benchmark_judgements(&self) -> PathBuf {
+        self.root.join("benchmark.judge.jsonl")
     }
 
     /// The items of `stage` that failed in its last pass (absent when none failed).
@@ -137,7 +144,12 @@ impl SystemDir {
         self.root.join("scores.jsonl")
     }
 
-    /// The questions of `stage` (`answer`, `evaluate`) that failed in its last pass.
+    /// The LLM judge's grade of every answer (`hierarag judge`).
+    pub fn judgements(&self) -> PathBuf {
+        self.root.join("judgements.jsonl")
+    }
+
+    /// The questions of `stage` (`answer`, `evaluate`, `judge`) that failed in its last pass.
     pub fn failures(&self, stage: &str) -> PathBuf {
         failures_in(&self.root, stage)
     }

@@ -10,6 +10,7 @@
 //!   index, the design and the sampled plan, the taxonomy files;
 //! - [`stages`]: generate, answer and evaluate over a run directory, recorded in the manifest;
 //!   [`tag`]: every question labelled on every dimension by an LLM (`tags.jsonl`);
+//!   [`judge`]: every answer graded, and every QA pair rated, by an LLM judge;
 //!   [`systems`]: where each `[[system]]` keeps its files, and answers read from a file;
 //! - [`chain`]: the main job, `hierarag run`, from the checks to the report;
 //! - [`analyze`], [`report`]: benchmark, answers and scores joined for the analysis and the
@@ -44,6 +45,7 @@ pub mod corpus;
 pub mod export;
 pub mod import;
 pub mod index;
+pub mod judge;
 pub mod layout;
 pub mod manifest;
 pub mod models;

@@ -69,7 +69,7 @@ pub fn embedder(
 }
 
 /// Builds a client for every remote model a run config uses (generator, filter, answerer,
-/// embeddings), once per distinct table, so that a missing API key variable is found before
+/// judge, embeddings), once per distinct table, so that a missing API key variable is found before
 /// any work; with `send`, also sends one small request to each of their endpoints (past the
 /// cache), so that a wrong key, model or URL is found before the run indexes anything.
 pub fn check_models(
@@ -100,6 +100,9 @@ pub fn check_models(
     };
     for (role, llm) in &answerers {
         roles.push((role.as_str(), *llm));
+    }
+    if config.judge_on {
+        roles.push(("judge", config.judge_llm()));
     }
     // Roles that share a table share its check.
     let mut tables: Vec<(Vec<&str>, &LlmConfig)> = Vec::new();

@@ -302,6 +302,7 @@ pub fn means<'a>(scores: impl IntoIterator<Item = &'a ScoreRecord>) -> SystemMea
         rouge1: over(|s| Some(s.rouge1)),
         bleu: over(|s| Some(s.bleu)),
         refusal_rate: over(|s| Some(f64::from(u8::from(s.refused)))),
+        judge: over(|s| s.judge),
     }
 }
 

@@ -350,6 +350,10 @@ pub fn evaluate(
     let counter = stage_counter(reporter, &key);
     let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
     drop(counter);
+    // Scores made after the judge graded their answers carry its grades too.
+    if system.judgements().exists() {
+        hierarag_pipeline::merge_grades(&scores, &system.judgements())?;
+    }
     let usages = vec![StageUsage {
         role: "embeddings".into(),
         cost: None,

@@ -127,6 +127,11 @@ Options on the command line override the [design] table of --config."#)]
     /// an LLM (tags.jsonl): the categories a question was not generated for, or categories for
     /// an imported benchmark; `analyze` then reports agreement and confounders.
     Tag(TagArgs),
+    /// Grade every answer with an LLM judge: correctness 0-3 against the reference,
+    /// hallucination 0-2 against the retrieved passages, a reason (judgements.jsonl, and
+    /// judge_correctness, judge_hallucination and judge in scores.jsonl); with --benchmark,
+    /// also rate every QA pair as the annotators do (benchmark.judge.jsonl).
+    Judge(JudgeArgs),
     /// How many questions a granularity finding needs: with a run as the pilot, the questions
     /// per category for the wanted power, the LLM calls and tokens that implies, and the
     /// smallest gain a planned design detects (power.json).
@@ -730,6 +735,50 @@ pub struct TagArgs {
     pub concurrency: Option<usize>,
 }
 
+/// `hierarag judge`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The judge sees a rubric with the meaning of every point of each scale, the \
+question, the reference answer, the system's answer and the passages the system retrieved (read \
+from the run's index), every text between tags it cannot close; its reply is constrained to a \
+JSON schema bounding each score (the embedded model and llama.cpp decode under it). A reply out \
+of range gets a repair message, then the answer is listed in judge.failures.jsonl (rerun to try \
+it again). A refusal is graded by rule: correct (3) only when the question is marked \
+unanswerable. judge = judge_correctness / 3, usable as --metric judge in analyze and compare.
+
+Use a different model from the one that answered ([judge.llm] of --config): a model grading its \
+own answers is lenient with them. Rerunning goes on where a killed run stopped; replies are \
+cached in the response cache. `hierarag annotate agreement` measures the judge against people."
+)]
+pub struct JudgeArgs {
+    /// The run directory: its systems' answers are graded.
+    #[arg(value_name = "RUN")]
+    pub dir: PathBuf,
+    /// A run config whose [judge] and [judge.llm] (else [llm]) tables set the judge [default:
+    /// the config the run was started with, when its file is still there; else the embedded
+    /// SmolLM2].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Grade only these systems' answers (names, comma-separated) [default: every system of
+    /// the run].
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub systems: Option<Vec<String>>,
+    /// Grade this answers file instead (as `hierarag evaluate --answers`): judgements.jsonl is
+    /// written in its folder, and its grades go into the scores.jsonl there.
+    #[arg(long, value_name = "FILE", conflicts_with = "systems")]
+    pub answers: Option<PathBuf>,
+    /// Also rate every benchmark QA pair on the annotators' scales (reference correctness
+    /// 0-3, hallucination 0-2, answerability 0-3) against its source documents.
+    #[arg(long)]
+    pub benchmark: bool,
+    /// Only rate the benchmark's QA pairs; grade no answer.
+    #[arg(long, conflicts_with_all = ["systems", "answers"])]
+    pub benchmark_only: bool,
+    /// Answers graded at once (overrides [judge] concurrency; default twice the model's).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+}
+
 /// `hierarag compare`.
 #[derive(Debug, Args)]
 #[command(
@@ -757,7 +806,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
     pub systems: Option<Vec<String>>,
     /// A question counts as not answered by a system below this score on the analysed
-    /// metric (or refused) [default: cs 0.5, rouge1 0.2, bleu 10, retrieval metrics 0.1].
+    /// metric (or refused) [default: cs 0.5, rouge1 0.2, bleu 10, retrieval metrics 0.1, judge
+    /// 0.5, judge_correctness 1.5].
     #[arg(long, value_name = "X")]
     pub threshold: Option<f64>,
     /// The taxonomy [default: the first run's taxonomy.toml, else the built-in one].
@@ -778,7 +828,8 @@ pub struct CompareArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct SettingsArgs {
     /// The metric whose category means are compared: ap, ndcg_10, recall_10, rr, cs, rouge1,
-    /// bleu, refused [default: cs].
+    /// bleu, refused, and after `hierarag judge` judge, judge_correctness,
+    /// judge_hallucination [default: cs].
     #[arg(long, value_name = "METRIC")]
     pub metric: Option<Metric>,
     /// Degrees of freedom of the standard deviation (0 population, 1 sample) [default: 0].

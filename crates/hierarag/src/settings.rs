@@ -11,7 +11,8 @@ use hierarag_run::config::{RunConfig, model_config};
 use hierarag_run::plan::DesignOptions;
 
 use crate::cli::{
-    AnswerArgs, ChunkArgs, CorpusArgs, GenerateArgs, LevelArg, PlanArgs, SettingsArgs, TagArgs,
+    AnswerArgs, ChunkArgs, CorpusArgs, GenerateArgs, JudgeArgs, LevelArg, PlanArgs, SettingsArgs,
+    TagArgs,
 };
 
 /// The corpus of `--corpus` and its options (`wiki-sample` not yet resolved).
@@ -81,14 +82,15 @@ pub fn answer_config(args: &AnswerArgs) -> anyhow::Result<RunConfig> {
     Ok(config)
 }
 
-/// The tagger's settings of `hierarag tag`: `--config`, else the config the run was started
-/// with (when its file is still there), else the defaults with the run's seed; the options
-/// over them.
-pub fn tag_config(
-    args: &TagArgs,
+/// The model settings a stand-alone stage over an existing run uses: `config`, else the
+/// config the run was started with (when its file is still there), else the defaults; with
+/// the run's seed where no file was read.
+fn run_model_config(
+    config: Option<&Path>,
     run: &hierarag_run::RunDir,
+    whose: &str,
     reporter: &dyn hierarag_run::Reporter,
-) -> anyhow::Result<RunConfig> {
+) -> anyhow::Result<(RunConfig, Option<u64>)> {
     let manifest = run
         .manifest()
         .exists()
@@ -100,15 +102,30 @@ pub fn tag_config(
         .and_then(|s| s.as_str())
         .map(PathBuf::from)
         .filter(|p| p.is_file());
-    let path = args.config.clone().or(started_with);
-    if let (None, Some(path)) = (&args.config, &path) {
-        reporter.note(&format!("the tagger's settings from {}", path.display()));
+    let path = config.map(Path::to_path_buf).or(started_with);
+    if let (None, Some(path)) = (config, &path) {
+        reporter.note(&format!("the {whose} settings from {}", path.display()));
     }
-    let mut config = model_config(path.as_deref())?;
-    if path.is_none()
-        && let Some(manifest) = &manifest
-    {
-        config.tag.seed = manifest.seed;
+    let loaded = model_config(path.as_deref())?;
+    let run_seed = path
+        .is_none()
+        .then(|| manifest.as_ref().map(|m| m.seed))
+        .flatten();
+    Ok((loaded, run_seed))
+}
+
+/// The tagger's settings of `hierarag tag`: `--config`, else the config the run was started
+/// with (when its file is still there), else the defaults with the run's seed; the options
+/// over them.
+pub fn tag_config(
+    args: &TagArgs,
+    run: &hierarag_run::RunDir,
+    reporter: &dyn hierarag_run::Reporter,
+) -> anyhow::Result<RunConfig> {
+    let (mut config, run_seed) =
+        run_model_config(args.config.as_deref(), run, "tagger's", reporter)?;
+    if let Some(seed) = run_seed {
+        config.tag.seed = seed;
     }
     if let Some(votes) = args.votes {
         if votes == 0 {
@@ -169,4 +186,21 @@ pub fn out_dir(out: Option<&Path>, input: &Path) -> PathBuf {
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
     })
+}
+
+/// The judge's settings of `hierarag judge`, found as the tagger's are; the options over them.
+pub fn judge_config(
+    args: &JudgeArgs,
+    run: &hierarag_run::RunDir,
+    reporter: &dyn hierarag_run::Reporter,
+) -> anyhow::Result<RunConfig> {
+    let (mut config, run_seed) =
+        run_model_config(args.config.as_deref(), run, "judge's", reporter)?;
+    if let Some(seed) = run_seed {
+        config.judge.seed = seed;
+    }
+    if let Some(concurrency) = args.concurrency {
+        config.judge_concurrency = concurrency.max(1);
+    }
+    Ok(config)
 }

@@ -46,14 +46,18 @@ pub struct SystemScores {
 }
 
 /// The threshold below which a score counts as not answering, by default: CS 0.5, ROUGE-1
-/// 0.2, BLEU 10, the retrieval metrics 0.1; for the refusal rate only refusals count.
+/// 0.2, BLEU 10, the retrieval metrics 0.1, the judge 0.5 (its correctness 1.5: grades 0
+/// and 1); for the refusal rate and the judge's hallucination grade (where higher is worse)
+/// none.
 pub fn default_threshold(metric: Metric) -> f64 {
     match metric {
         Metric::Cs => 0.5,
         Metric::Rouge1 => 0.2,
         Metric::Bleu => 10.0,
         Metric::Ap | Metric::Ndcg10 | Metric::Recall10 | Metric::Rr => 0.1,
-        Metric::Refused => f64::NEG_INFINITY,
+        Metric::Refused | Metric::JudgeHallucination => f64::NEG_INFINITY,
+        Metric::Judge => 0.5,
+        Metric::JudgeCorrectness => 1.5,
     }
 }
 
@@ -149,9 +153,13 @@ out of the comparison",
                     .map(|s| names[s].as_str())
                     .collect();
                 notes.push(format!(
-                    "{metric}: {} named no document, so the {metric} comparison is among the \
-others",
-                    without.join(", ")
+                    "{metric}: {} {}, so the {metric} comparison is among the others",
+                    without.join(", "),
+                    if metric.is_judge() {
+                        "has no judge grades"
+                    } else {
+                        "named no document"
+                    }
                 ));
             }
             (with.len() >= 2).then_some((metric, with))

@@ -10,6 +10,7 @@ mod eval_text;
 mod export;
 mod import;
 mod index;
+mod judge;
 mod llm;
 mod models;
 mod plan;
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args, printer),
         Command::Compare(args) => compare::run(&args, printer),
         Command::Tag(args) => tag::run(&args, printer),
+        Command::Judge(args) => judge::run(&args, printer),
         Command::Power(args) => power::run(&args, printer),
         Command::Report(args) => report::run(&args, printer),
         Command::Export(args) => export::run(&args, printer),

@@ -24,7 +24,7 @@ pub fn run(args: &RunArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         // The stage has said why it stopped.
         eprintln!(
             "run stopped at {stage}; not run: {} (what is done is kept)",
-            chain::stages_after(stage, config.systems.len()).join(", ")
+            chain::stages_after(stage, &config).join(", ")
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }

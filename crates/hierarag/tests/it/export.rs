@@ -109,6 +109,7 @@ fn benchmark_record(
             verdict: None,
         }),
         source: None,
+        unanswerable: false,
     }
 }
 

@@ -2,13 +2,54 @@
 //! the checks that read our files with Python's own parsers), the workspace root.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_hierarag");
+
+/// A mock OpenAI-compatible chat server on 127.0.0.1 whose reply to each request body is
+/// `reply`'s; returns its base URL and the count of requests it answered.
+pub fn start_chat_mock(reply: fn(&Value) -> Value) -> (String, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new().route(
+                "/v1/chat/completions",
+                axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    async move { axum::Json(reply(&body)) }
+                }),
+            );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            sender.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (format!("http://{}/v1", receiver.recv().unwrap()), calls)
+}
+
+/// A chat completion whose message is `content`, as the mock servers reply.
+pub fn chat_reply(content: &str) -> Value {
+    json!({
+        "id": "mock", "object": "chat.completion", "model": "mock-1",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}
+    })
+}
 
 /// Runs `cmd`, expects exit code 0 and returns (stdout, stderr).
 pub fn ok(cmd: &mut Command) -> (String, String) {

@@ -3,43 +3,20 @@
 //! taxonomy once (repaired), one always (recorded as a failure); a rerun resumes. Then what
 //! `analyze` does with tags, against scipy and statsmodels.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use assert_cmd::Command;
-use axum::Json;
-use axum::routing::post;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, assert_close, count_lines, python, write_lines};
+use crate::support::{
+    BIN, assert_close, chat_reply, count_lines, python, start_chat_mock, write_lines,
+};
 
 /// The mock; returns its base URL and the count of requests it answered.
 fn start_mock() -> (String, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&calls);
-    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let app = axum::Router::new().route(
-                "/v1/chat/completions",
-                post(move |Json(body): Json<Value>| {
-                    counted.fetch_add(1, Ordering::SeqCst);
-                    async move { Json(reply(&body)) }
-                }),
-            );
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            sender.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (format!("http://{}/v1", receiver.recv().unwrap()), calls)
+    start_chat_mock(reply)
 }
 
 fn reply(body: &Value) -> Value {
@@ -66,13 +43,7 @@ fn reply(body: &Value) -> Value {
     } else {
         first
     };
-    json!({
-        "id": "mock", "object": "chat.completion", "model": "mock-1",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant",
-                                 "content": json!({"category": category}).to_string()}}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}
-    })
+    chat_reply(&json!({"category": category}).to_string())
 }
 
 fn benchmark(dir: &Path) {

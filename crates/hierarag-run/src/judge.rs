@@ -1,0 +1,217 @@
+//! `hierarag judge` over a run directory: the LLM judge grades every answer of a system
+//! (`judgements.jsonl`, whose grades go into `scores.jsonl` as `judge_correctness`,
+//! `judge_hallucination` and `judge`), and rates every benchmark QA pair as the annotators do
+//! (`benchmark.judge.jsonl`). Resumable, cached and parallel like the other stages.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use anyhow::Context;
+use hierarag_generate::BenchmarkRecord;
+use hierarag_index::Bm25Index;
+use hierarag_judge::Judge;
+use hierarag_pipeline::{JudgeStage, RatePairsStage, StageOutcome, merge_grades, read_input};
+use hierarag_rag::AnswerRecord;
+
+use crate::config::RunConfig;
+use crate::layout::{RunDir, SystemDir};
+use crate::manifest::now_unix_s;
+use crate::models::chat_client;
+use crate::reporter::{Reporter, StageProgress};
+use crate::stages::{record_stage, report, runtime, stage_counter, stage_key, usage};
+
+/// Grades the answers (`answers_path`, normally the system's) not yet in `system`'s
+/// `judgements.jsonl` with the `[judge]`
+/// settings and `[judge.llm]` model of `config`, then writes every grade into the system's
+/// `scores.jsonl` (when it has been evaluated). The passages a grade checks hallucination
+/// against are the answer's retrieved chunks, read from the run's index.
+pub fn judge_answers(
+    config: &RunConfig,
+    run: &RunDir,
+    benchmark_path: &Path,
+    answers_path: &Path,
+    system: &SystemDir,
+    label: Option<&str>,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let key = stage_key("judge", label);
+    let started = now_unix_s();
+    let root = system.root();
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let benchmark: Vec<BenchmarkRecord> =
+        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
+    let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
+    let passages = passages_of(run, &answers, &key, reporter)?;
+    let client = chat_client(config.judge_llm(), run.root(), reporter)?;
+    let judge = Judge::new(&client, config.judge.clone());
+    let (judgements, failures) = (system.judgements(), system.failures("judge"));
+    let stage = JudgeStage {
+        benchmark: &benchmark,
+        answers: &answers,
+        passages: &passages,
+        judge: &judge,
+        judgements: &judgements,
+        failures: &failures,
+        concurrency: config.judge_concurrency,
+    };
+    let counter = stage_counter(reporter, &key);
+    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
+    drop(counter);
+    let graded = merge_grades(&system.scores(), &judgements)?;
+    if system.scores().exists() {
+        reporter.note(&format!(
+            "{key}: {graded} scores of {} carry the judge's grade",
+            system.scores().display()
+        ));
+    }
+    let usages = vec![usage("judge", &client, config.judge_llm())];
+    report(&key, &outcome, &usages, &failures, reporter);
+    let scores = system.scores();
+    let mut outputs = vec![judgements.as_path()];
+    if scores.exists() {
+        outputs.push(&scores);
+    }
+    record_stage(
+        run,
+        &key,
+        started,
+        &outcome,
+        &[benchmark_path, answers_path],
+        &outputs,
+        usages,
+    )?;
+    Ok(outcome)
+}
+
+/// The text of every chunk the answers retrieved, by chunk id, from the run's index; empty
+/// (with a warning) when the run has no index or the answers name no chunk.
+fn passages_of(
+    run: &RunDir,
+    answers: &[AnswerRecord],
+    key: &str,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<HashMap<String, String>> {
+    let without = answers.iter().filter(|a| a.retrieved.is_empty()).count();
+    if without > 0 {
+        reporter.warn(&format!(
+            "{key}: {without} of {} answers name no retrieved chunk: the judge grades their \
+hallucination against no passage",
+            answers.len()
+        ));
+    }
+    let wanted: HashSet<&str> = answers
+        .iter()
+        .flat_map(|a| a.retrieved.iter().map(|c| c.doc_id.as_str()))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let Some(index) = open_index(run)? else {
+        reporter.warn(&format!(
+            "{key}: the run has no index ({}): the judge sees no retrieved passage",
+            run.index().display()
+        ));
+        return Ok(HashMap::new());
+    };
+    let chunks = index
+        .chunks_of(&wanted)
+        .with_context(|| format!("reading passages from {}", run.index().display()))?;
+    Ok(chunks.into_iter().map(|c| (c.chunk_id, c.text)).collect())
+}
+
+fn open_index(run: &RunDir) -> anyhow::Result<Option<Bm25Index>> {
+    let dir = run.index();
+    if !dir.join("manifest.json").exists() {
+        return Ok(None);
+    }
+    Ok(Some(Bm25Index::open(&dir).with_context(|| {
+        format!("opening the index {}", dir.display())
+    })?))
+}
+
+/// Rates every benchmark QA pair not yet in the run's `benchmark.judge.jsonl` on the
+/// annotators' scales (reference correctness, hallucination, answerability) against the
+/// pair's source documents: from the config's corpus when it has one, else the run's index.
+pub fn judge_benchmark(
+    config: &RunConfig,
+    run: &RunDir,
+    benchmark_path: &Path,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    let key = "judge-benchmark";
+    let started = now_unix_s();
+    let benchmark: Vec<BenchmarkRecord> =
+        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
+    let needed: HashSet<&str> = benchmark
+        .iter()
+        .flat_map(|r| r.doc_ids.iter().map(String::as_str))
+        .collect();
+    let documents = documents_of(config, run, &needed, reporter)?;
+    let missing = benchmark
+        .iter()
+        .filter(|r| r.doc_ids.iter().any(|id| !documents.contains_key(id)))
+        .count();
+    if missing > 0 {
+        reporter.warn(&format!(
+            "{key}: {missing} of {} pairs have a source document that was not found: the judge \
+rates them against the documents that were",
+            benchmark.len()
+        ));
+    }
+    let client = chat_client(config.judge_llm(), run.root(), reporter)?;
+    let judge = Judge::new(&client, config.judge.clone());
+    let (ratings, failures) = (run.benchmark_judgements(), run.failures(key));
+    let stage = RatePairsStage {
+        benchmark: &benchmark,
+        documents: &documents,
+        judge: &judge,
+        ratings: &ratings,
+        failures: &failures,
+        concurrency: config.judge_concurrency,
+    };
+    let counter = stage_counter(reporter, key);
+    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
+    drop(counter);
+    let usages = vec![usage("judge", &client, config.judge_llm())];
+    report(key, &outcome, &usages, &failures, reporter);
+    record_stage(
+        run,
+        key,
+        started,
+        &outcome,
+        &[benchmark_path],
+        &[&ratings],
+        usages,
+    )?;
+    Ok(outcome)
+}
+
+/// The texts of the documents `needed`: read from the config's corpus, or else put together
+/// from the chunks of the run's index.
+fn documents_of(
+    config: &RunConfig,
+    run: &RunDir,
+    needed: &HashSet<&str>,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<HashMap<String, String>> {
+    if let Some(corpus) = &config.corpus {
+        let spec = crate::corpus::resolve(&corpus.spec(), reporter)?;
+        return crate::corpus::collect_documents(&spec, corpus.on_error, needed, reporter);
+    }
+    let index = open_index(run)?.with_context(|| {
+        format!(
+            "the judge needs the pairs' source documents: give a run config with a [corpus] \
+(--config), or a run with an index ({})",
+            run.index().display()
+        )
+    })?;
+    let mut documents: HashMap<String, String> = HashMap::new();
+    for chunk in index.chunks_of(needed)? {
+        let text = documents.entry(chunk.doc_id).or_default();
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&chunk.text);
+    }
+    Ok(documents)
+}
