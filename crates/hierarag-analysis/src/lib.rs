@@ -85,8 +85,9 @@ pub use tags::{
     TaggedQuestion, TaggerAnnotator, analyze_tags,
 };
 pub use validation::{
-    Agreement, BaselineTest, CategoryAgreement, CoherenceLink, PairKappa, PickAgreement, Quality,
-    ScaleAgreement, Share,
+    Agreement, BaselineTest, CategoryAgreement, CoherenceLink, JudgeAgreement, JudgeScale,
+    JudgeVsPerson, MetricAgreement, PairKappa, PickAgreement, Quality, ScaleAgreement, Share,
+    TaskAgreement,
 };
 
 /// Analyses scored questions against a taxonomy (see the crate docs).

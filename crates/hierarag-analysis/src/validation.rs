@@ -21,6 +21,84 @@ pub struct Agreement {
     pub category: Option<CategoryAgreement>,
     /// What could not be computed, and why; the definitions used.
     pub notes: Vec<String>,
+    /// Items of the answer task (people rate one system's answer), beside the benchmark's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub n_answer_items: usize,
+    /// The LLM judge and the automatic metrics against the people, on the items both rated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeAgreement>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The LLM judge, and each automatic metric, against the people who rated the same items
+/// (docs/design.md, "The judge against people").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeAgreement {
+    /// The judge's model, `model (backend)`, when it rated any item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
+    /// `benchmark` (the QA pairs) and `answers` (system answers), where people rated some.
+    pub tasks: Vec<TaskAgreement>,
+    /// The answer task: Spearman's ρ of each automatic metric with the people's mean
+    /// correctness, over all rated answers (`all`) and per dimension.
+    pub metrics: Vec<MetricAgreement>,
+    /// The metric the analysis ranks categories by.
+    pub analysed_metric: String,
+    /// In words: whether the analysed metric follows the people here, and which to use if not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// The judge against the people on one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskAgreement {
+    pub task: String,
+    pub scales: Vec<JudgeScale>,
+}
+
+/// The judge against the people on one scale of a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeScale {
+    pub scale: String,
+    pub max: u8,
+    /// Items the judge and at least one person rated on the scale.
+    pub n_items: usize,
+    /// The judge against each annotator, on the items both rated.
+    pub annotators: Vec<JudgeVsPerson>,
+    /// The judge against the people's mean: κ against the mean rounded half up, ρ against
+    /// the mean itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<JudgeVsPerson>,
+    /// The mean quadratic-weighted κ over pairs of annotators, each on the items both rated:
+    /// the agreement a judge can hope for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub human_kappa: Option<f64>,
+}
+
+/// Quadratic-weighted Cohen's κ and Spearman's ρ of the judge against one rater (a person,
+/// or the people's mean, named `mean`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeVsPerson {
+    pub annotator: String,
+    pub n: usize,
+    pub kappa: Option<f64>,
+    pub spearman: Option<f64>,
+    pub p: Option<f64>,
+}
+
+/// Spearman's ρ of one automatic metric with the people's mean correctness of the answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricAgreement {
+    pub metric: String,
+    /// `all`, or a dimension key (the dimension of the answered question's category).
+    pub dimension: String,
+    pub n: usize,
+    pub rho: Option<f64>,
+    pub p: Option<f64>,
 }
 
 /// Fleiss' κ of one scale, over the items rated on it by every annotator who used it.

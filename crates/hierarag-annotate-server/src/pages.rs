@@ -81,6 +81,32 @@ const SCALES: [Scale; 3] = [
     },
 ];
 
+/// The scales of an answer-task item: the system's answer, not the reference, is rated.
+const ANSWER_SCALES: [Scale; 2] = [
+    Scale {
+        field: "correctness",
+        title: "Answer correctness",
+        prompt: "Is the answer to rate a correct answer to the question, compared with the \
+reference answer?",
+        levels: SCALES[0].levels,
+    },
+    Scale {
+        field: "hallucination",
+        title: "Hallucination",
+        prompt: "Does the answer to rate claim anything the documents do not support?",
+        levels: SCALES[1].levels,
+    },
+];
+
+/// The scales an item is rated on.
+fn scales_of(item: &Item) -> &'static [Scale] {
+    if item.answer.is_some() {
+        &ANSWER_SCALES
+    } else {
+        &SCALES
+    }
+}
+
 /// How far an annotator has got with one item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -97,7 +123,7 @@ impl Status {
         };
         let complete = rating.correctness.is_some()
             && rating.hallucination.is_some()
-            && rating.answerability.is_some()
+            && (rating.answerability.is_some() || item.answer.is_some())
             && (!item.category_task || rating.category_pick.is_some());
         if complete {
             Status::Rated
@@ -316,11 +342,16 @@ pub(crate) fn item_page(page: &ItemPage<'_>) -> String {
                 "\n"
                 h2 { "Reference answer" } p class="text" id="reference" { (item.reference) }
                 "\n"
+                @if let Some(answer) = &item.answer {
+                    // Which system answered is not shown.
+                    h2 { "Answer to rate" } p class="text" id="answer" { (answer.text) }
+                    "\n"
+                }
                 form method="post" id="rating" action=(item_url(token, item.position)) {
                     "\n"
                     input type="hidden" name="csrf" value=(page.csrf);
                     "\n"
-                    @for (scale, saved) in SCALES.iter().zip(values.unwrap_or_default()) {
+                    @for (scale, saved) in scales_of(item).iter().zip(values.unwrap_or_default()) {
                         (scale_fieldset(scale, saved))
                     }
                     @if item.category_task {
@@ -518,6 +549,7 @@ mod tests {
             reference: "It \"emphasises\" & more.".into(),
             documents: vec![("doc-1".into(), "A <script>x()</script> document.".into())],
             choices: vec!["comparison".into(), "definition".into(), "procedure".into()],
+            answer: None,
         }
     }
 
@@ -577,6 +609,36 @@ mod tests {
         assert!(html.contains("2 / 9 rated"));
         assert!(html.contains("href=\"/a/tok/item/5\""));
         assert_eq!(html.matches("<script").count(), 1);
+    }
+
+    #[test]
+    fn an_answer_item_shows_the_answer_not_its_system_and_asks_two_scales() {
+        let mut item = item("definition", None);
+        item.category_task = false;
+        item.choices.clear();
+        item.answer = Some(hierarag_annotate::SystemAnswer {
+            question_id: "rq1-definition-007".into(),
+            system: "secret-system".into(),
+            text: "Bold <i>means</i> heavy.".into(),
+        });
+        let html = render(&item, None);
+        assert!(html.contains("Answer to rate"));
+        assert!(html.contains("Bold &lt;i&gt;means&lt;/i&gt; heavy."));
+        assert!(!html.contains("secret-system"));
+        assert!(html.contains("id=\"correctness-3\""));
+        assert!(html.contains("id=\"hallucination-2\""));
+        assert!(!html.contains("id=\"answerability-0\""));
+        let rating = Rating {
+            item_id: item.item_id.clone(),
+            annotator: "ann".into(),
+            correctness: Some(1),
+            hallucination: Some(0),
+            answerability: None,
+            category_pick: None,
+            note: None,
+            updated_unix_s: 0,
+        };
+        assert_eq!(Status::of(&item, Some(&rating)), Status::Rated);
     }
 
     #[test]

@@ -86,6 +86,25 @@ pub fn agreement(
     analysis: Option<&Analysis>,
 ) -> Agreement {
     let mut notes = Vec::new();
+    // The answer task's items rate system answers, not the benchmark: they are measured
+    // against the judge and the metrics (`judge_agreement`), not here.
+    let answer_items: std::collections::HashSet<&str> = items
+        .iter()
+        .filter(|item| item.answer.is_some())
+        .map(|item| item.item_id.as_str())
+        .collect();
+    let items: Vec<Item> = items
+        .iter()
+        .filter(|item| item.answer.is_none())
+        .cloned()
+        .collect();
+    let items = items.as_slice();
+    let ratings: Vec<Rating> = ratings
+        .iter()
+        .filter(|r| !answer_items.contains(r.item_id.as_str()))
+        .cloned()
+        .collect();
+    let ratings = ratings.as_slice();
     let by_id: HashMap<&str, &Item> = items
         .iter()
         .map(|item| (item.item_id.as_str(), item))
@@ -155,6 +174,8 @@ pub fn agreement(
         quality,
         category,
         notes,
+        n_answer_items: answer_items.len(),
+        judge: None,
     }
 }
 

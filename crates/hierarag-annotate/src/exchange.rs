@@ -14,8 +14,9 @@ use crate::store::{
 };
 
 /// The columns of an export, in order. Import reads the first seven and ignores the rest
-/// (the question, reference and choices are there for the reader of the spreadsheet).
-pub const CSV_COLUMNS: [&str; 10] = [
+/// (the question, reference, the system answer an answer-task item rates, and the choices are
+/// there for the reader of the spreadsheet; which system answered is not).
+pub const CSV_COLUMNS: [&str; 11] = [
     "item_id",
     "annotator",
     "correctness",
@@ -25,6 +26,7 @@ pub const CSV_COLUMNS: [&str; 10] = [
     "note",
     "question",
     "reference",
+    "answer",
     "choices",
 ];
 
@@ -71,6 +73,7 @@ pub fn write_csv<W: Write>(
                 neutralize_cell(rating.and_then(|r| r.note.as_deref()).unwrap_or("")),
                 neutralize_cell(&item.question),
                 neutralize_cell(&item.reference),
+                neutralize_cell(item.answer.as_ref().map_or("", |a| a.text.as_str())),
                 neutralize_cell(&choices),
             ];
             out.write_record(cells.iter().map(|cell| cell.as_bytes()))?;
@@ -263,6 +266,12 @@ pub fn read_csv<R: Read>(
         let correctness = scale(2, MAX_CORRECTNESS);
         let hallucination = scale(3, MAX_HALLUCINATION);
         let answerability = scale(4, MAX_ANSWERABILITY);
+        if answerability.is_some() && item.is_some_and(|item| item.answer.is_some()) {
+            fail(
+                4,
+                "this item rates a system's answer: correctness and hallucination only".into(),
+            );
+        }
         let pick = cell(5).trim();
         if let (Some(item), false) = (item, pick.is_empty())
             && let Err(message) = check_pick(pick, item)

@@ -11,6 +11,8 @@
 //!   Cells a spreadsheet would run as a formula are written with a leading `'`
 //!   ([`neutralize_cell`], also used by `hierarag export`'s CSVs) and read back without it
 //!   ([`restore_cell`]).
+//! - [`judge_agreement`] measures the LLM judge (both tasks) and every automatic metric (the
+//!   answer task) against the people who rated the same items.
 //! - [`agreement`] computes Fleiss' κ per scale, answer quality, category agreement against
 //!   chance with binomial p-values, Cohen's κ between annotators, and the point-biserial link
 //!   between an item's agreement and its split's Coherence Ratio ([`Agreement`]).
@@ -67,6 +69,7 @@
 
 pub mod agreement;
 pub mod exchange;
+pub mod judged;
 pub mod sample;
 pub mod spreadsheet;
 pub mod store;
@@ -80,11 +83,15 @@ pub use exchange::{
     CSV_COLUMNS, ImportError, ImportSummary, ParsedRatings, RowError, import_csv, read_csv,
     write_csv,
 };
+pub use judged::{
+    FAIR, GOOD, JudgeAgreement, JudgeInputs, JudgeScale, JudgeVsPerson, MetricAgreement,
+    TaskAgreement, judge_agreement,
+};
 pub use sample::{
     Question, Sample, SampleError, SampleOptions, Stratum, allocate, sample, sample_with_first,
 };
 pub use spreadsheet::{FORMULA_STARTS, neutralize_cell, restore_cell};
 pub use store::{
     ANNOTATIONS_FILE, Annotator, Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION,
-    Rating, Store, StoreError, now_unix_s,
+    Rating, Store, StoreError, SystemAnswer, now_unix_s,
 };

@@ -290,6 +290,7 @@ pub fn sample_with_first(
                     .map(|id| (id.clone(), String::new()))
                     .collect(),
                 choices,
+                answer: None,
             }
         })
         .collect();

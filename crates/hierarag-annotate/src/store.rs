@@ -14,7 +14,11 @@ use serde::{Deserialize, Serialize};
 pub const ANNOTATIONS_FILE: &str = "annotations.sqlite";
 
 /// The schema version kept in SQLite's `user_version`; bumped when the tables change.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
+
+/// What turns a store of an earlier schema version into the next one: version 2 added the
+/// answer items (`items.answer`).
+const MIGRATIONS: [(i64, &str); 1] = [(1, "ALTER TABLE items ADD COLUMN answer TEXT;")];
 
 /// How long a writer waits for another connection's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -31,7 +35,8 @@ CREATE TABLE items (
   dimension TEXT NOT NULL, level TEXT NOT NULL, category TEXT NOT NULL, parent TEXT,
   category_task INTEGER NOT NULL, question TEXT NOT NULL, reference TEXT NOT NULL,
   documents TEXT NOT NULL,
-  choices TEXT NOT NULL
+  choices TEXT NOT NULL,
+  answer TEXT
 );
 CREATE TABLE annotators (name TEXT PRIMARY KEY, token TEXT NOT NULL UNIQUE, created_unix_s INTEGER NOT NULL);
 CREATE TABLE ratings (
@@ -69,6 +74,30 @@ pub struct Item {
     /// The categories offered for the blind pick, in display order; empty without a category
     /// task.
     pub choices: Vec<String>,
+    /// For an item of the answer task: the system answer rated (correctness and hallucination
+    /// only); `None` for an item of the benchmark task, which rates the question and its
+    /// reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<SystemAnswer>,
+}
+
+/// One system's answer to a benchmark question, as an item of the answer task shows it; the
+/// annotators are not told the system.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemAnswer {
+    /// The benchmark question answered (the item's own id hides the system).
+    pub question_id: String,
+    pub system: String,
+    pub text: String,
+}
+
+impl Item {
+    /// The benchmark question the item is about: its own id, or the answered question's.
+    pub fn question_id(&self) -> &str {
+        self.answer
+            .as_ref()
+            .map_or(self.item_id.as_str(), |a| a.question_id.as_str())
+    }
 }
 
 /// A person who rates items; the token is their secret link (`/a/<token>`).
@@ -208,9 +237,20 @@ impl Store {
             .busy_timeout(BUSY_TIMEOUT)
             .and_then(|()| connection.pragma_update(None, "foreign_keys", true))
             .map_err(open_error)?;
-        let version: i64 = connection
+        let mut version: i64 = connection
             .pragma_query_value(None, "user_version", |row| row.get(0))
             .map_err(open_error)?;
+        for (from, statement) in MIGRATIONS {
+            if version == from {
+                connection
+                    .execute_batch(&format!(
+                        "BEGIN; {statement} PRAGMA user_version = {}; COMMIT;",
+                        from + 1
+                    ))
+                    .map_err(open_error)?;
+                version = from + 1;
+            }
+        }
         if version != SCHEMA_VERSION {
             return Err(StoreError::Corrupt {
                 path: path.to_path_buf(),
@@ -454,6 +494,12 @@ impl Store {
             serde_json::from_str(&row.documents).map_err(|e| corrupt(format!("documents: {e}")))?;
         let choices =
             serde_json::from_str(&row.choices).map_err(|e| corrupt(format!("choices: {e}")))?;
+        let answer = row
+            .answer
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| corrupt(format!("answer: {e}")))?;
         let position = u32::try_from(row.position)
             .map_err(|_| corrupt(format!("position {} out of range", row.position)))?;
         Ok(Item {
@@ -469,12 +515,13 @@ impl Store {
             reference: row.reference,
             documents,
             choices,
+            answer,
         })
     }
 }
 
 const ITEM_COLUMNS: &str = "item_id, position, set_name, dimension, level, category, parent, \
-                            category_task, question, reference, documents, choices";
+                            category_task, question, reference, documents, choices, answer";
 
 /// An `items` row before its JSON columns are decoded.
 struct ItemRow {
@@ -490,6 +537,7 @@ struct ItemRow {
     reference: String,
     documents: String,
     choices: String,
+    answer: Option<String>,
 }
 
 fn read_item_row(row: &Row<'_>) -> rusqlite::Result<ItemRow> {
@@ -506,6 +554,7 @@ fn read_item_row(row: &Row<'_>) -> rusqlite::Result<ItemRow> {
         reference: row.get(9)?,
         documents: row.get(10)?,
         choices: row.get(11)?,
+        answer: row.get(12)?,
     })
 }
 
@@ -530,8 +579,9 @@ fn build(path: &Path, items: &[Item], meta: &[(&str, String)]) -> Result<(), Sto
         let mut insert_item = transaction
             .prepare(
                 "INSERT INTO items (item_id, position, set_name, dimension, level, category,
-                                    parent, category_task, question, reference, documents, choices)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                    parent, category_task, question, reference, documents, choices,
+                                    answer)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )
             .map_err(open_error)?;
         for item in items {
@@ -543,6 +593,10 @@ fn build(path: &Path, items: &[Item], meta: &[(&str, String)]) -> Result<(), Sto
             }
             let documents = serde_json::to_string(&item.documents).unwrap_or_default();
             let choices = serde_json::to_string(&item.choices).unwrap_or_default();
+            let answer = item
+                .answer
+                .as_ref()
+                .map(|a| serde_json::to_string(a).unwrap_or_default());
             insert_item
                 .execute(params![
                     item.item_id,
@@ -557,6 +611,7 @@ fn build(path: &Path, items: &[Item], meta: &[(&str, String)]) -> Result<(), Sto
                     item.reference,
                     documents,
                     choices,
+                    answer,
                 ])
                 .map_err(|e| match e {
                     rusqlite::Error::SqliteFailure(failure, _)
@@ -621,6 +676,15 @@ pub(crate) fn validate_rating(rating: &Rating, item: &Item) -> Result<(), StoreE
                 format!("{value} is not on the scale 0–{max}"),
             ));
         }
+    }
+    if item.answer.is_some() && rating.answerability.is_some() {
+        return Err(StoreError::invalid(
+            "answerability",
+            format!(
+                "item `{}` rates a system's answer: correctness and hallucination only",
+                item.item_id
+            ),
+        ));
     }
     if let Some(pick) = &rating.category_pick {
         check_pick(pick, item).map_err(|message| StoreError::invalid("category_pick", message))?;

@@ -8,11 +8,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use hierarag_analysis::Analysis;
 use hierarag_annotate::{
-    Agreement, CategoryParents, Question, Sample, SampleOptions, Store, agreement, now_unix_s,
+    Agreement, CategoryParents, Item, JudgeInputs, Question, Sample, SampleOptions, Store,
+    SystemAnswer, agreement, judge_agreement, now_unix_s,
 };
 use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_generate::BenchmarkRecord;
+use hierarag_judge::{AnswerGrade, PairRating};
+use hierarag_pipeline::ScoreRecord;
 use hierarag_pipeline::{read_records, write_atomic};
+use hierarag_rag::AnswerRecord;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::config::CorpusSection;
 use crate::layout::RunDir;
@@ -39,6 +44,8 @@ pub struct SampleRequest {
     pub overwrite: bool,
     /// Put the questions no system answers (the run's `comparison.json`) first.
     pub from_compare: bool,
+    /// Systems whose answers to the sampled questions are rated too (the answer task).
+    pub answers: Vec<String>,
 }
 
 /// Draws the items to rate from `run`'s benchmark and writes the store; returns the sample.
@@ -144,6 +151,16 @@ pub fn sample(
         );
     }
 
+    let answer_items = answer_items(run, &drawn.items, &request.answers, seed)?;
+    if !answer_items.is_empty() {
+        reporter.note(&format!(
+            "{} answer{} of {} to rate too (the answer task; which system answered is not shown)",
+            answer_items.len(),
+            if answer_items.len() == 1 { "" } else { "s" },
+            request.answers.join(", ")
+        ));
+    }
+    drawn.items.extend(answer_items);
     if request.overwrite {
         remove_store(&path)?;
     }
@@ -152,6 +169,54 @@ pub fn sample(
     meta.push(("benchmark", benchmark_path.display().to_string()));
     Store::create(&path, &drawn.items, &meta)?;
     Ok(drawn)
+}
+
+/// The answer-task items: each sampled question answered by each of `systems`, with the
+/// question's documents, after the benchmark's items in an order that mixes the systems. An
+/// item's id is a hash of the system and the question, so that it does not name the system.
+fn answer_items(
+    run: &RunDir,
+    pair_items: &[Item],
+    systems: &[String],
+    seed: u64,
+) -> anyhow::Result<Vec<Item>> {
+    let mut items = Vec::new();
+    for name in systems {
+        let (name, system) = crate::systems::system_of_run(run, Some(name))?;
+        let path = system.answers();
+        if !path.exists() {
+            bail!(
+                "--answers {name}: {} not found (answer the benchmark first)",
+                path.display()
+            );
+        }
+        let answers: Vec<AnswerRecord> = read_records(&path)?;
+        let by_id: HashMap<&str, &AnswerRecord> =
+            answers.iter().map(|a| (a.id.as_str(), a)).collect();
+        for pair in pair_items {
+            let Some(answer) = by_id.get(pair.item_id.as_str()) else {
+                continue;
+            };
+            let hash = xxh3_64_with_seed(format!("{name}/{}", pair.item_id).as_bytes(), seed);
+            items.push(Item {
+                item_id: format!("answer-{hash:016x}"),
+                position: 0,
+                category_task: false,
+                choices: Vec::new(),
+                answer: Some(SystemAnswer {
+                    question_id: pair.item_id.clone(),
+                    system: name.clone(),
+                    text: answer.answer.clone(),
+                }),
+                ..pair.clone()
+            });
+        }
+    }
+    items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
+    for (n, item) in items.iter_mut().enumerate() {
+        item.position = u32::try_from(pair_items.len() + n).unwrap_or(u32::MAX);
+    }
+    Ok(items)
 }
 
 /// The corpus to read documents from: the request's options over the run config's [corpus].
@@ -234,7 +299,13 @@ pub fn agreement_of(run: &RunDir) -> anyhow::Result<Agreement> {
     } else {
         None
     };
-    let result = agreement(&items, &ratings, &parents, analysis.as_ref());
+    let mut result = agreement(&items, &ratings, &parents, analysis.as_ref());
+    let metric = match &analysis {
+        Some(analysis) => analysis.settings.metric,
+        None => run_settings_metric(run)?,
+    };
+    let inputs = judge_inputs(run, &items, metric.as_str())?;
+    result.judge = judge_agreement(&items, &ratings, &inputs);
     let mut bytes = serde_json::to_vec_pretty(&result)?;
     bytes.push(b'\n');
     write_atomic(&run.agreement(), &bytes)?;
@@ -243,4 +314,74 @@ pub fn agreement_of(run: &RunDir) -> anyhow::Result<Agreement> {
         crate::analyze::write(&analysis, run.root())?;
     }
     Ok(result)
+}
+
+/// The analysed metric of a run without an analysis: its config's `[analysis] metric`, else CS.
+fn run_settings_metric(run: &RunDir) -> anyhow::Result<hierarag_analysis::Metric> {
+    if !run.manifest().exists() {
+        return Ok(hierarag_analysis::Metric::default());
+    }
+    let manifest = Manifest::load(run)?;
+    Ok(manifest
+        .config
+        .get("analysis")
+        .and_then(|a| a.get("metric"))
+        .and_then(|m| serde_json::from_value(m.clone()).ok())
+        .unwrap_or_default())
+}
+
+/// What the judge and the metrics said about the rated items: the run's
+/// `benchmark.judge.jsonl`, and the judgements and scores of every system an answer item
+/// names.
+fn judge_inputs(run: &RunDir, items: &[Item], metric: &str) -> anyhow::Result<JudgeInputs> {
+    let mut inputs = JudgeInputs {
+        analysed_metric: metric.to_string(),
+        ..JudgeInputs::default()
+    };
+    let describe =
+        |info: &hierarag_generate::ModelInfo| format!("{} ({})", info.model, info.backend);
+    if run.benchmark_judgements().exists() {
+        let ratings: Vec<PairRating> = read_records(&run.benchmark_judgements())?;
+        for rating in ratings {
+            inputs.model.get_or_insert_with(|| describe(&rating.judge));
+            inputs.pairs.insert(
+                rating.id.clone(),
+                [
+                    rating.correctness,
+                    rating.hallucination,
+                    rating.answerability,
+                ],
+            );
+        }
+    }
+    let systems: std::collections::BTreeSet<&str> = items
+        .iter()
+        .filter_map(|i| i.answer.as_ref().map(|a| a.system.as_str()))
+        .collect();
+    for name in systems {
+        let (name, system) = crate::systems::system_of_run(run, Some(name))?;
+        let grades: Vec<AnswerGrade> = read_records(&system.judgements())?;
+        for grade in grades {
+            inputs.model.get_or_insert_with(|| describe(&grade.judge));
+            inputs.answers.insert(
+                (grade.id.clone(), name.clone()),
+                [grade.correctness, grade.hallucination],
+            );
+        }
+        let scores: Vec<ScoreRecord> = read_records(&system.scores())?;
+        for score in scores {
+            let mut values = vec![
+                ("cs".to_string(), score.cs),
+                ("rouge1".to_string(), score.rouge1),
+                ("bleu".to_string(), score.bleu),
+            ];
+            if let Some(judge) = score.judge {
+                values.push(("judge".to_string(), judge));
+            }
+            inputs
+                .scores
+                .insert((score.id.clone(), name.clone()), values);
+        }
+    }
+    Ok(inputs)
 }

@@ -1138,6 +1138,12 @@ pub struct SampleArgs {
     /// compare`): they are rated before the rest, which is drawn as usual.
     #[arg(long)]
     pub from_compare: bool,
+    /// Also rate these systems' answers to the sampled questions (the answer task: people see
+    /// the question, the reference and one answer, not which system gave it, and rate its
+    /// correctness 0-3 and hallucination 0-2); `agreement` then measures the judge and CS,
+    /// ROUGE-1, BLEU against them.
+    #[arg(long, value_name = "SYSTEM,…", value_delimiter = ',')]
+    pub answers: Vec<String>,
 }
 
 /// `hierarag annotate annotators`.

@@ -45,6 +45,7 @@ pub fn items(n_items: u32) -> Vec<Item> {
                 } else {
                     Vec::new()
                 },
+                answer: None,
             }
         })
         .collect()

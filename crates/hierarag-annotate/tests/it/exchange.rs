@@ -76,8 +76,10 @@ fn export_has_a_row_per_item_and_annotator() {
     assert_eq!(&rows[5][5], "c2");
     assert_eq!(&rows[5][6], "close, \"but\" no");
     assert!(rows[5][7].contains("a comma\nand a line break"));
-    assert_eq!(&rows[5][9], "a1 | a2 | b1 | b2 | c1 | c2 | d1 | d2");
-    assert_eq!(&rows[2][9], "");
+    assert_eq!(&rows[5][10], "a1 | a2 | b1 | b2 | c1 | c2 | d1 | d2");
+    assert_eq!(&rows[2][10], "");
+    // A benchmark item has no system answer.
+    assert_eq!(&rows[5][9], "");
 }
 
 #[test]
@@ -291,7 +293,7 @@ fn formula_injection_cells_are_neutralised_on_export_and_restored_on_import() {
             (6, r.note.clone().unwrap()),
             (7, item.question.clone()),
             (8, item.reference.clone()),
-            (9, item.choices.join(" | ")),
+            (10, item.choices.join(" | ")),
         ];
         for (column, value) in expected {
             assert_eq!(row[column], format!("'{value}"), "{}", CSV_COLUMNS[column]);

@@ -57,7 +57,15 @@ fn items_and_meta_come_back_as_written_in_position_order() {
     let version: i64 = connection
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
+    // A store of the first schema (no answer items) is brought up to date when opened.
+    connection
+        .execute_batch("ALTER TABLE items DROP COLUMN answer; PRAGMA user_version = 1;")
+        .unwrap();
+    drop(connection);
+    drop(store);
+    let store = Store::open(&dir.path().join("annotations.sqlite")).unwrap();
+    assert_eq!(store.items().unwrap(), expected);
 }
 
 #[test]

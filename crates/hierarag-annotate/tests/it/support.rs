@@ -39,6 +39,7 @@ pub fn item(id: &str, position: u32, category: &str, task: bool) -> Item {
         } else {
             Vec::new()
         },
+        answer: None,
     }
 }
 

@@ -47,6 +47,7 @@ fn run_sample(args: &SampleArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         taxonomy: args.taxonomy.clone(),
         overwrite: args.overwrite,
         from_compare: args.from_compare,
+        answers: args.answers.clone(),
     };
     let drawn = hierarag_run::annotate::sample(&run, &request, &printer)?;
     print_strata(&drawn)?;
@@ -373,11 +374,88 @@ fn print_agreement(result: &Agreement) -> anyhow::Result<()> {
             )?;
         }
     }
+    if let Some(judge) = &result.judge {
+        print_judge(&mut out, judge)?;
+    }
     if !result.notes.is_empty() {
         writeln!(out, "\nNotes")?;
         for line in &result.notes {
             writeln!(out, "- {line}")?;
         }
+    }
+    Ok(())
+}
+
+/// The judge against the people per task and scale, then each metric against their mean
+/// correctness of the answers.
+fn print_judge(
+    out: &mut impl Write,
+    judge: &hierarag_annotate::JudgeAgreement,
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "\nThe judge against people{} (quadratic-weighted κ; Spearman's ρ)",
+        judge
+            .judge
+            .as_ref()
+            .map_or_else(String::new, |m| format!(", {m}"))
+    )?;
+    writeln!(
+        out,
+        "{:<11} {:<14} {:<14} {:>5} {:>7} {:>7} {:>9}",
+        "task", "scale", "against", "n", "κ", "ρ", "p"
+    )?;
+    for task in &judge.tasks {
+        for scale in &task.scales {
+            let rows = scale.annotators.iter().chain(scale.mean.iter());
+            for vs in rows {
+                writeln!(
+                    out,
+                    "{:<11} {:<14} {:<14} {:>5} {:>7} {:>7} {:>9}",
+                    task.task,
+                    scale.scale,
+                    vs.annotator,
+                    vs.n,
+                    opt(vs.kappa, 3),
+                    opt(vs.spearman, 3),
+                    vs.p.map_or_else(|| "–".into(), format_p)
+                )?;
+            }
+            writeln!(
+                out,
+                "{:<11} {:<14} {:<14} {:>5} {:>7}",
+                task.task,
+                scale.scale,
+                "people (ceil.)",
+                "",
+                opt(scale.human_kappa, 3)
+            )?;
+        }
+    }
+    if !judge.metrics.is_empty() {
+        writeln!(
+            out,
+            "\nMetrics against the people's mean correctness of the answers (Spearman's ρ)"
+        )?;
+        writeln!(
+            out,
+            "{:<10} {:<14} {:>5} {:>7} {:>9}",
+            "metric", "dimension", "n", "ρ", "p"
+        )?;
+        for metric in &judge.metrics {
+            writeln!(
+                out,
+                "{:<10} {:<14} {:>5} {:>7} {:>9}",
+                metric.metric,
+                metric.dimension,
+                metric.n,
+                opt(metric.rho, 3),
+                metric.p.map_or_else(|| "–".into(), format_p)
+            )?;
+        }
+    }
+    if let Some(verdict) = &judge.verdict {
+        writeln!(out, "\n{verdict}")?;
     }
     Ok(())
 }

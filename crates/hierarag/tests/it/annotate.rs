@@ -167,7 +167,7 @@ fn sample_rate_by_csv_and_compute_agreement() {
     let exported = std::fs::read_to_string(dir.join("ratings.csv")).unwrap();
     assert!(exported.starts_with(
         "item_id,annotator,correctness,hallucination,answerability,category_pick,note,question,\
-         reference,choices\n"
+         reference,answer,choices\n"
     ));
     assert_eq!(exported.lines().count(), 1 + 14 * 2);
 
