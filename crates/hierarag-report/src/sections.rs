@@ -848,6 +848,9 @@ p = {} over {} items ({} agreed; {} without a split)",
             blocks.push(Block::List(items));
         }
     }
+    if let Some(judge) = &agreement.judge {
+        blocks.extend(judge_blocks(judge));
+    }
     if !agreement.notes.is_empty() {
         blocks.push(Block::List(
             agreement.notes.iter().map(|n| n.as_str().into()).collect(),
@@ -858,6 +861,73 @@ p = {} over {} items ({} agreed; {} without a split)",
         title: "Human validation".into(),
         blocks,
     })
+}
+
+/// The judge against the people per task and scale, each metric against their mean
+/// correctness of the answers, and the verdict.
+fn judge_blocks(judge: &hierarag_analysis::JudgeAgreement) -> Vec<Block> {
+    let mut blocks = vec![Block::Heading(format!(
+        "The judge and the metrics against people{}",
+        judge
+            .judge
+            .as_ref()
+            .map_or_else(String::new, |m| format!(" (judge: {m})"))
+    ))];
+    if let Some(verdict) = &judge.verdict {
+        blocks.push(Block::Paragraph(verdict.clone()));
+    }
+    let mut table = Table::new(&[
+        ("task", false),
+        ("scale", false),
+        ("against", false),
+        ("n", true),
+        ("quadratic κ", true),
+        ("Spearman ρ", true),
+        ("p", true),
+        ("people's κ", true),
+    ]);
+    for task in &judge.tasks {
+        for scale in &task.scales {
+            for vs in scale.annotators.iter().chain(scale.mean.iter()) {
+                table.rows.push(vec![
+                    task.task.as_str().into(),
+                    scale.scale.as_str().into(),
+                    vs.annotator.as_str().into(),
+                    vs.n.to_string().into(),
+                    num(vs.kappa, 3).into(),
+                    num(vs.spearman, 3).into(),
+                    p_value(vs.p).into(),
+                    num(scale.human_kappa, 3).into(),
+                ]);
+            }
+        }
+    }
+    if !table.rows.is_empty() {
+        blocks.push(Block::Table(table));
+    }
+    let mut metrics = Table::new(&[
+        ("metric", false),
+        ("dimension", false),
+        ("answers", true),
+        ("Spearman ρ with the people's correctness", true),
+        ("p", true),
+    ]);
+    for metric in &judge.metrics {
+        metrics.rows.push(vec![
+            Text::Code(metric.metric.clone()),
+            metric.dimension.as_str().into(),
+            metric.n.to_string().into(),
+            num(metric.rho, 3).into(),
+            p_value(metric.p).into(),
+        ]);
+    }
+    if !metrics.rows.is_empty() {
+        blocks.push(Block::Table(metrics));
+    }
+    blocks.push(Block::List(
+        judge.notes.iter().map(|n| n.as_str().into()).collect(),
+    ));
+    blocks
 }
 
 fn percent(rate: f64) -> String {
@@ -1117,4 +1187,63 @@ pub(crate) fn slug(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use hierarag_analysis::{
+        JudgeAgreement, JudgeScale, JudgeVsPerson, MetricAgreement, TaskAgreement,
+    };
+
+    use super::*;
+
+    #[test]
+    fn the_judge_agreement_is_shown_with_its_ceiling_metrics_and_verdict() {
+        let vs = |who: &str, kappa: f64| JudgeVsPerson {
+            annotator: who.into(),
+            n: 12,
+            kappa: Some(kappa),
+            spearman: Some(0.8),
+            p: Some(0.0004),
+        };
+        let judge = JudgeAgreement {
+            judge: Some("qwen (openai)".into()),
+            tasks: vec![TaskAgreement {
+                task: "answers".into(),
+                scales: vec![JudgeScale {
+                    scale: "correctness".into(),
+                    max: 3,
+                    n_items: 12,
+                    annotators: vec![vs("alice", 0.71)],
+                    mean: Some(vs("mean", 0.75)),
+                    human_kappa: Some(0.83),
+                }],
+            }],
+            metrics: vec![MetricAgreement {
+                metric: "bleu".into(),
+                dimension: "qc".into(),
+                n: 12,
+                rho: Some(0.12),
+                p: Some(0.7),
+            }],
+            analysed_metric: "cs".into(),
+            verdict: Some("CS does not follow the people".into()),
+            notes: vec!["κ is quadratic-weighted".into()],
+        };
+        let text = format!("{:?}", judge_blocks(&judge));
+        for needle in [
+            "qwen (openai)",
+            "CS does not follow the people",
+            "alice",
+            "0.710",
+            "0.750",
+            "0.830",
+            "<0.001",
+            "bleu",
+            "0.120",
+            "0.700",
+        ] {
+            assert!(text.contains(needle), "{needle} missing: {text}");
+        }
+    }
 }
