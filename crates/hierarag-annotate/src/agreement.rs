@@ -180,9 +180,9 @@ pub fn agreement(
 }
 
 /// The values of one scale per item (in item order) and annotator.
-fn scale_values<'a>(
-    items: &'a [Item],
-    ratings: &[&'a Rating],
+pub(crate) fn scale_values<'a>(
+    items: impl IntoIterator<Item = &'a Item>,
+    ratings: impl IntoIterator<Item = &'a Rating>,
     value: impl Fn(&Rating) -> Option<u8>,
 ) -> Vec<(&'a Item, BTreeMap<&'a str, u8>)> {
     let mut values: HashMap<&str, BTreeMap<&str, u8>> = HashMap::new();
@@ -195,7 +195,7 @@ fn scale_values<'a>(
         }
     }
     items
-        .iter()
+        .into_iter()
         .filter_map(|item| {
             values
                 .remove(item.item_id.as_str())
@@ -212,7 +212,7 @@ fn scale_kappa(
     value: impl Fn(&Rating) -> Option<u8>,
     notes: &mut Vec<String>,
 ) -> ScaleAgreement {
-    let values = scale_values(items, ratings, value);
+    let values = scale_values(items, ratings.iter().copied(), value);
     let raters: BTreeSet<&str> = values
         .iter()
         .flat_map(|(_, by_annotator)| by_annotator.keys().copied())
@@ -253,14 +253,14 @@ fn quality(items: &[Item], ratings: &[&Rating]) -> Quality {
     let mean = |values: &BTreeMap<&str, u8>| {
         values.values().map(|&v| f64::from(v)).sum::<f64>() / values.len() as f64
     };
-    let correctness = scale_values(items, ratings, |r| r.correctness);
+    let correctness = scale_values(items, ratings.iter().copied(), |r| r.correctness);
     let acceptable = correctness.iter().filter(|(_, v)| mean(v) >= 2.0).count();
-    let hallucination = scale_values(items, ratings, |r| r.hallucination);
+    let hallucination = scale_values(items, ratings.iter().copied(), |r| r.hallucination);
     let free = hallucination
         .iter()
         .filter(|(_, v)| v.values().all(|&h| h == 0))
         .count();
-    let answerability = scale_values(items, ratings, |r| r.answerability);
+    let answerability = scale_values(items, ratings.iter().copied(), |r| r.answerability);
     let means: Vec<f64> = answerability.iter().map(|(_, v)| mean(v)).collect();
     Quality {
         acceptable: Share::of(acceptable, correctness.len()),

@@ -11,6 +11,7 @@ pub use hierarag_analysis::{
 };
 use hierarag_stats::{quadratic_kappa, spearman};
 
+use crate::agreement::scale_values;
 use crate::store::{Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION, Rating};
 
 /// What the judge and the metrics said about the rated items.
@@ -97,7 +98,7 @@ pub fn judge_agreement(
     // Each rated answer's mean correctness, and its scores.
     // (item, the people's mean correctness, its scores)
     let mut rated: Vec<RatedAnswer<'_>> = Vec::new();
-    let people = per_item(&answer_items, ratings, |r| r.correctness);
+    let people = scale_values(answer_items.iter().copied(), ratings, |r| r.correctness);
     for (item, by_person) in &people {
         if let Some(scores) = inputs.scores.get(&key(item)) {
             rated.push((item, mean_of(by_person), scores));
@@ -164,31 +165,6 @@ annotators. A metric follows the people well at ρ ≥ {GOOD} and p < 0.05, mode
     })
 }
 
-/// Each item with a rating on the scale, with its ratings by annotator.
-fn per_item<'a>(
-    items: &[&'a Item],
-    ratings: &'a [Rating],
-    value: impl Fn(&Rating) -> Option<u8>,
-) -> Vec<(&'a Item, BTreeMap<&'a str, u8>)> {
-    let mut by_item: HashMap<&str, BTreeMap<&str, u8>> = HashMap::new();
-    for rating in ratings {
-        if let Some(v) = value(rating) {
-            by_item
-                .entry(rating.item_id.as_str())
-                .or_default()
-                .insert(rating.annotator.as_str(), v);
-        }
-    }
-    items
-        .iter()
-        .filter_map(|item| {
-            by_item
-                .remove(item.item_id.as_str())
-                .map(|people| (*item, people))
-        })
-        .collect()
-}
-
 fn mean_of(people: &BTreeMap<&str, u8>) -> f64 {
     people.values().map(|&v| f64::from(v)).sum::<f64>() / people.len() as f64
 }
@@ -202,7 +178,7 @@ fn judge_scale(
     value: &dyn Fn(&Rating) -> Option<u8>,
     judge: impl Fn(&Item) -> Option<u8>,
 ) -> Option<JudgeScale> {
-    let people = per_item(items, ratings, value);
+    let people = scale_values(items.iter().copied(), ratings, value);
     let both: Vec<(u8, &BTreeMap<&str, u8>)> = people
         .iter()
         .filter_map(|(item, by_person)| judge(item).map(|j| (j, by_person)))
