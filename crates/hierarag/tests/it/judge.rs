@@ -2,7 +2,8 @@
 //! retrieved passages read from the run's index), a reply out of range is repaired once, then
 //! recorded as a failure; refusals are graded by rule; the grades go into scores.jsonl (and
 //! stay there when the answers are evaluated again); `analyze --metric judge` ranks the
-//! categories by them; a rerun resumes; `--benchmark` rates every QA pair.
+//! categories by them; a rerun resumes; `--benchmark` rates every QA pair; and, with people's
+//! ratings of both tasks imported, the agreement equals scikit-learn's and scipy's.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -307,4 +308,336 @@ fn records_of(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// A judge that never fails: an answer gets the grade it names (`grade=N`) and hallucination
+/// `i % 3`; a pair is rated from its question's number `i` and its category's length.
+fn varied_reply(body: &Value) -> Value {
+    let messages = body["messages"].as_array().unwrap();
+    let prompt = messages[1]["content"].as_str().unwrap();
+    let question = between(prompt, "question");
+    let i: usize = question
+        .strip_prefix("Question ")
+        .and_then(|rest| rest.split_once(' '))
+        .map(|(n, _)| n.parse().unwrap())
+        .unwrap();
+    let k = question.len();
+    let schema = &body["response_format"]["json_schema"]["schema"]["properties"];
+    let reply = if schema.get("answerability").is_some() {
+        json!({"correctness": (i + k) % 4, "hallucination": (i * k) % 3,
+               "answerability": 3 - (i % 4), "reason": "rated"})
+    } else {
+        let answer = between(prompt, "answer");
+        let correctness = answer
+            .split_once("grade=")
+            .map_or(0, |(_, n)| n[..1].parse::<u8>().unwrap());
+        json!({"correctness": correctness, "hallucination": i % 3, "reason": "graded"})
+    };
+    chat_reply(&reply.to_string())
+}
+
+/// A person's rating: the judge's, moved by −1, 0 or +1 as `seed` says, within `0..=max`.
+fn person(judge: u8, max: u8, seed: usize) -> u8 {
+    let moved = i64::from(judge) + (seed % 3) as i64 - 1;
+    moved.clamp(0, i64::from(max)) as u8
+}
+
+/// The judge and the metrics against two people who rated both tasks (imported by CSV): every
+/// κ and ρ in agreement.json equals scikit-learn's `cohen_kappa_score(weights="quadratic",
+/// labels=range(max + 1))` and scipy's `spearmanr`, computed here from the same ratings; the
+/// report shows them.
+#[test]
+fn the_judge_and_the_metrics_agree_with_people_as_scikit_learn_and_scipy_say() {
+    let (url, _calls) = start_chat_mock(varied_reply);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let ids = write_run(root);
+    // Scores that differ between answers, so that every metric has a ρ.
+    let scores: Vec<Value> = ids
+        .iter()
+        .enumerate()
+        .map(|(q, id)| {
+            json!({"id": id, "ap": 1.0, "ndcg_10": 1.0, "recall_10": 1.0, "rr": 1.0,
+                   "cs": ((q * 7) % 16) as f64 / 16.0, "rouge1": ((q * 5) % 11) as f64 / 11.0,
+                   "bleu": ((q * 3) % 13) as f64 * 5.0, "refused": q == 11})
+        })
+        .collect();
+    write_lines(&root.join("scores.jsonl"), &scores);
+    let config = root.join("judge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[judge]\n[judge.llm]\nbackend = \"openai\"\nmodel = \"mock-2\"\n\
+base_urls = [\"{url}\"]\n"
+        ),
+    )
+    .unwrap();
+    ok(hierarag()
+        .args(["judge", "-q"])
+        .arg(root)
+        .arg("--config")
+        .arg(&config)
+        .arg("--benchmark"));
+    let manifest = json!({"tool": "hierarag", "version": "0.1.0", "config": {}, "seed": 42,
+                          "stages": {}});
+    std::fs::write(root.join("manifest.json"), manifest.to_string()).unwrap();
+    let annotate = |args: &[&str]| {
+        let mut command = hierarag();
+        command
+            .arg("annotate")
+            .arg(args[0])
+            .arg(root)
+            .args(&args[1..]);
+        ok(&mut command)
+    };
+    let n = ids.len();
+    annotate(&[
+        "sample",
+        "-q",
+        "--n",
+        &n.to_string(),
+        "--category-subset",
+        "0",
+        "--answers",
+        "main",
+        "--corpus",
+        root.join("corpus.jsonl").to_str().unwrap(),
+    ]);
+    annotate(&["annotators", "--add", "alice", "--add", "bob"]);
+    let items = hierarag_annotate::Store::open(&root.join("annotations.sqlite"))
+        .unwrap()
+        .items()
+        .unwrap();
+    assert_eq!(items.len(), 2 * n);
+
+    // The judge's values by item, and two people near them.
+    let pair_ratings: Vec<Value> = records(&root.join("benchmark.judge.jsonl"));
+    let grades: Vec<Value> = records(&root.join("judgements.jsonl"));
+    assert_eq!((pair_ratings.len(), grades.len()), (n, n));
+    let mut csv = String::from(
+        "item_id,annotator,correctness,hallucination,answerability,category_pick,note\n",
+    );
+    // (task, scale, max) → (judge, alice, bob) per item, in item order.
+    let mut columns: std::collections::BTreeMap<(String, String, u8), Vec<[u8; 3]>> =
+        Default::default();
+    // The answer items' mean correctness and scores, for the metrics' ρ.
+    let mut answered: Vec<(f64, Value)> = Vec::new();
+    for (position, item) in items.iter().enumerate() {
+        let (task, judge, scales): (&str, Vec<u8>, &[(&str, u8)]) = match &item.answer {
+            None => {
+                let rating = pair_ratings
+                    .iter()
+                    .find(|r| r["id"] == item.item_id)
+                    .unwrap();
+                let values = ["correctness", "hallucination", "answerability"]
+                    .map(|s| rating[s].as_u64().unwrap() as u8);
+                (
+                    "benchmark",
+                    values.to_vec(),
+                    &[
+                        ("correctness", 3),
+                        ("hallucination", 2),
+                        ("answerability", 3),
+                    ],
+                )
+            }
+            Some(answer) => {
+                assert_eq!(answer.system, "main");
+                let grade = grades
+                    .iter()
+                    .find(|g| g["id"] == answer.question_id)
+                    .unwrap();
+                let values =
+                    ["correctness", "hallucination"].map(|s| grade[s].as_u64().unwrap() as u8);
+                (
+                    "answers",
+                    values.to_vec(),
+                    &[("correctness", 3), ("hallucination", 2)],
+                )
+            }
+        };
+        let mut people = [Vec::new(), Vec::new()];
+        for (s, (scale, max)) in scales.iter().enumerate() {
+            let alice = person(judge[s], *max, position * 7 + s);
+            let bob = person(judge[s], *max, position * 5 + 2 * s + 1);
+            people[0].push(alice.to_string());
+            people[1].push(bob.to_string());
+            columns
+                .entry((task.into(), (*scale).into(), *max))
+                .or_default()
+                .push([judge[s], alice, bob]);
+        }
+        for (name, values) in ["alice", "bob"].iter().zip(&mut people) {
+            values.resize(3, String::new());
+            csv.push_str(&format!("{},{name},{},,\n", item.item_id, values.join(",")));
+        }
+        if let Some(answer) = &item.answer {
+            let [_, alice, bob] = *columns[&("answers".into(), "correctness".into(), 3)]
+                .last()
+                .unwrap();
+            let score = records(&root.join("scores.jsonl"))
+                .into_iter()
+                .find(|s| s["id"] == answer.question_id)
+                .unwrap();
+            answered.push(((f64::from(alice) + f64::from(bob)) / 2.0, score));
+        }
+    }
+    let filled = root.join("filled.csv");
+    std::fs::write(&filled, &csv).unwrap();
+    annotate(&["import", "-q", "--file", filled.to_str().unwrap()]);
+    let (printed, _) = annotate(&["agreement"]);
+    assert!(printed.contains("mock-2"), "{printed}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("agreement.json")).unwrap())
+            .unwrap();
+    let judge = &written["judge"];
+    assert_eq!(judge["judge"], "mock-2 (openai)");
+    assert_eq!(written["n_answer_items"], n);
+
+    // scikit-learn and scipy on the same ratings.
+    let mut cases = Vec::new();
+    for ((task, scale, max), rows) in &columns {
+        let column = |c: usize| rows.iter().map(|r| r[c]).collect::<Vec<u8>>();
+        let mean: Vec<f64> = rows
+            .iter()
+            .map(|r| (f64::from(r[1]) + f64::from(r[2])) / 2.0)
+            .collect();
+        cases.push(
+            json!({"task": task, "scale": scale, "max": max, "judge": column(0),
+                          "alice": column(1), "bob": column(2), "mean": mean}),
+        );
+    }
+    let metric_cases: Vec<Value> = ["cs", "rouge1", "bleu", "judge"]
+        .iter()
+        .map(|metric| {
+            json!({"metric": metric,
+                   "values": answered.iter().map(|(_, s)| s[*metric].as_f64().unwrap())
+                       .collect::<Vec<_>>(),
+                   "mean": answered.iter().map(|(m, _)| *m).collect::<Vec<_>>()})
+        })
+        .collect();
+    let script = r#"
+import json, math, sys
+from scipy.stats import spearmanr
+from sklearn.metrics import cohen_kappa_score
+data = json.load(sys.stdin)
+def kappa(a, b, top):
+    return float(cohen_kappa_score(a, b, labels=list(range(top + 1)), weights="quadratic"))
+def rho(x, y):
+    r = spearmanr(x, y)
+    return [float(r.statistic), float(r.pvalue)]
+out = {"scales": [], "metrics": []}
+for case in data["scales"]:
+    rounded = [math.floor(m + 0.5) for m in case["mean"]]
+    out["scales"].append({
+        "task": case["task"], "scale": case["scale"],
+        "alice": [kappa(case["judge"], case["alice"], case["max"])] + rho(case["judge"], case["alice"]),
+        "bob": [kappa(case["judge"], case["bob"], case["max"])] + rho(case["judge"], case["bob"]),
+        "mean": [kappa(case["judge"], rounded, case["max"])] + rho(case["judge"], case["mean"]),
+        "human_kappa": kappa(case["alice"], case["bob"], case["max"]),
+    })
+for case in data["metrics"]:
+    out["metrics"].append({"metric": case["metric"], "rho": rho(case["values"], case["mean"])})
+print(json.dumps(out))
+"#;
+    let mut child = std::process::Command::new(crate::support::python())
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run Python (set HIERARAG_PYTHON)");
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        json!({"scales": cases, "metrics": metric_cases})
+            .to_string()
+            .as_bytes(),
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
+
+    let close = |got: &Value, want: &Value, what: &str| {
+        let (got, want) = (got.as_f64().unwrap(), want.as_f64().unwrap());
+        assert!(
+            (got - want).abs() <= 1e-12 * want.abs().max(1e-300) || (got - want).abs() < 1e-15,
+            "{what}: {got} vs {want}"
+        );
+    };
+    let mut checked = 0;
+    for case in expected["scales"].as_array().unwrap() {
+        let task = judge["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task"] == case["task"])
+            .unwrap();
+        let scale = task["scales"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["scale"] == case["scale"])
+            .unwrap();
+        let what = format!("{} {}", case["task"], case["scale"]);
+        assert_eq!(scale["n_items"], n, "{what}");
+        close(&scale["human_kappa"], &case["human_kappa"], &what);
+        let versus = scale["annotators"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(std::iter::once(&scale["mean"]));
+        for (vs, who) in versus.zip(["alice", "bob", "mean"]) {
+            let what = format!("{what} against {who}");
+            assert_eq!(vs["n"], n, "{what}");
+            close(&vs["kappa"], &case[who][0], &format!("{what}: κ"));
+            close(&vs["spearman"], &case[who][1], &format!("{what}: ρ"));
+            close(&vs["p"], &case[who][2], &format!("{what}: p"));
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5 * 3);
+    for case in expected["metrics"].as_array().unwrap() {
+        let metric = judge["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == case["metric"] && m["dimension"] == "all")
+            .unwrap();
+        assert_eq!(metric["n"], n);
+        close(
+            &metric["rho"],
+            &case["rho"][0],
+            &format!("{}: ρ", case["metric"]),
+        );
+        close(
+            &metric["p"],
+            &case["rho"][1],
+            &format!("{}: p", case["metric"]),
+        );
+    }
+
+    // The analysis carries it and the report shows both tables.
+    ok(hierarag()
+        .args(["analyze", "-q", "--bootstrap", "0", "--permutations", "0"])
+        .arg(root));
+    ok(hierarag().args(["report", "-q"]).arg(root));
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(
+        md.contains("The judge and the metrics against people (judge: mock-2 (openai))"),
+        "{md}"
+    );
+    let kappa = judge["tasks"][1]["scales"][0]["mean"]["kappa"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        md.contains(&format!(
+            "| answers | correctness | mean | {n} | {kappa:.3} |"
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains("Spearman ρ with the people's correctness"),
+        "{md}"
+    );
+    assert!(md.contains(judge["verdict"].as_str().unwrap()), "{md}");
 }
