@@ -139,6 +139,7 @@ fn observations_of(
                     level: granularity,
                     category: category.name.clone(),
                 }],
+                unanswerable: false,
                 scores: Scores {
                     cs: 0.7 + shift + 0.15 * normal(rng),
                     ..Scores::default()

@@ -15,6 +15,8 @@ pub struct Observation {
     /// only ever compared within one set.
     pub set: String,
     pub categories: Vec<CategoryRef>,
+    /// The question is marked unanswerable: the right answer is a refusal.
+    pub unanswerable: bool,
     pub scores: Scores,
     /// The generated answer and the reference, for corpus BLEU per category; optional.
     pub texts: Option<Texts>,

@@ -35,6 +35,7 @@
 //!         level: Granularity::Coarse,
 //!         category: category.into(),
 //!     }],
+//!     unanswerable: false,
 //!     scores: Scores { cs, ..Scores::default() },
 //!     texts: None,
 //! };
@@ -59,6 +60,7 @@ mod means;
 mod model;
 mod noise;
 mod power;
+mod refusals;
 mod tags;
 mod validation;
 
@@ -80,6 +82,7 @@ pub use model::{
     Recommendation, SplitStats, Step, Table1Row, Table2Row, Table3Block, Table3Row,
 };
 pub use power::{Detectable, PowerAnalysis, PowerSettings, StepPower, power};
+pub use refusals::{CategoryRefusals, RefusalCounts, Refusals, refusals};
 pub use tags::{
     AdjustedFactor, AdjustedModel, Confounder, SplitTagAgreement, TagAgreement, TagAnalysis,
     TaggedQuestion, TaggerAnnotator, analyze_tags,
@@ -229,6 +232,7 @@ and RR are over the others{}",
         dimensions,
         factorials,
         notes,
+        refusals: refusals::refusals(observations),
         human_validation: None,
         tags: None,
     }

@@ -28,6 +28,9 @@ pub struct Analysis {
     pub factorials: Vec<Factorial>,
     /// What could not be computed, and why, in words.
     pub notes: Vec<String>,
+    /// Refusal precision and recall, when the benchmark has questions marked unanswerable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusals: Option<crate::Refusals>,
     /// The human validation of the benchmark (`hierarag annotate agreement`), when there is
     /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use hierarag_llm::delimit::REFUSAL;
 use hierarag_llm::{ChatClient, ChatRequest, Message, f32_json};
 use hierarag_plan::PlanItem;
 use hierarag_taxonomy::Taxonomy;
@@ -114,6 +115,7 @@ impl<'a> Generator<'a> {
     pub fn spec(&self, item: &PlanItem) -> Result<QuestionSpec, String> {
         let mut constraints = Vec::new();
         let mut multi_doc = false;
+        let mut unanswerable = false;
         for category in &item.categories {
             let dimension = self
                 .taxonomy
@@ -131,6 +133,7 @@ impl<'a> Generator<'a> {
                 )
             })?;
             multi_doc |= found.is_multi_doc;
+            unanswerable |= found.is_unanswerable;
             constraints.push((
                 dimension.name.clone(),
                 found.name.clone(),
@@ -161,6 +164,7 @@ impl<'a> Generator<'a> {
             constraints,
             personas,
             multi_doc,
+            unanswerable,
         })
     }
 
@@ -350,10 +354,16 @@ impl Calls {
             let passed = survivors.len();
             let (n, verdict) = survivors.swap_remove(pick);
             let chosen = &candidates[n];
+            // An unanswerable question's reference is the refusal, whatever the model wrote.
+            let answer = if spec.unanswerable {
+                REFUSAL.to_string()
+            } else {
+                chosen.answer.clone()
+            };
             outcome.record = Some(BenchmarkRecord {
                 id: item.item_id.clone(),
                 question: chosen.question.clone(),
-                answer: chosen.answer.clone(),
+                answer,
                 doc_ids: item.doc_ids.clone(),
                 design: item.design.as_str().to_string(),
                 set: item.set.clone(),
@@ -377,7 +387,7 @@ impl Calls {
                     verdict,
                 }),
                 source: None,
-                unanswerable: false,
+                unanswerable: spec.unanswerable,
             });
             return outcome;
         }

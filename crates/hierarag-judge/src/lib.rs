@@ -109,6 +109,92 @@ pub struct PairRating {
     pub judge: ModelInfo,
 }
 
+/// The quality screen of a generated benchmark (`[judge.screen]`): a pair is kept when the
+/// judge's rating of it clears every bound. An unanswerable question (its reference a refusal)
+/// is kept when the judge finds it not answerable from its documents (answerability at most
+/// [`ScreenSettings::max_unanswerable`]); its correctness and hallucination are not looked at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScreenSettings {
+    /// The lowest reference correctness kept (0–3).
+    pub min_correctness: u8,
+    /// The most hallucination kept (0–2).
+    pub max_hallucination: u8,
+    /// The lowest answerability kept (0–3).
+    pub min_answerability: u8,
+    /// The highest answerability an unanswerable question may have (0–3).
+    pub max_unanswerable: u8,
+}
+
+impl Default for ScreenSettings {
+    fn default() -> ScreenSettings {
+        ScreenSettings {
+            min_correctness: 2,
+            max_hallucination: 1,
+            min_answerability: 2,
+            max_unanswerable: 1,
+        }
+    }
+}
+
+impl ScreenSettings {
+    /// A bound outside its scale, named.
+    pub fn validate(&self) -> Result<(), String> {
+        let bounds = [
+            ("min_correctness", self.min_correctness, CORRECTNESS.max),
+            (
+                "max_hallucination",
+                self.max_hallucination,
+                HALLUCINATION.max,
+            ),
+            (
+                "min_answerability",
+                self.min_answerability,
+                ANSWERABILITY.max,
+            ),
+            ("max_unanswerable", self.max_unanswerable, ANSWERABILITY.max),
+        ];
+        match bounds.iter().find(|(_, value, max)| value > max) {
+            Some((name, value, max)) => {
+                Err(format!("{name} = {value} is outside the scale 0–{max}"))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Why `rating` drops its pair, or `None` when the pair is kept.
+    pub fn drops(&self, rating: &PairRating, unanswerable: bool) -> Option<String> {
+        if unanswerable {
+            return (rating.answerability > self.max_unanswerable).then(|| {
+                format!(
+                    "an unanswerable question the judge finds answerable ({} > {})",
+                    rating.answerability, self.max_unanswerable
+                )
+            });
+        }
+        let mut reasons = Vec::new();
+        if rating.correctness < self.min_correctness {
+            reasons.push(format!(
+                "correctness {} < {}",
+                rating.correctness, self.min_correctness
+            ));
+        }
+        if rating.hallucination > self.max_hallucination {
+            reasons.push(format!(
+                "hallucination {} > {}",
+                rating.hallucination, self.max_hallucination
+            ));
+        }
+        if rating.answerability < self.min_answerability {
+            reasons.push(format!(
+                "answerability {} < {}",
+                rating.answerability, self.min_answerability
+            ));
+        }
+        (!reasons.is_empty()).then(|| reasons.join(", "))
+    }
+}
+
 /// Grades answers and rates QA pairs through a chat model. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Judge {
@@ -373,5 +459,43 @@ mod tests {
         for anchor in ANSWERABILITY.anchors {
             assert!(rubric.contains(anchor), "{rubric}");
         }
+    }
+
+    #[test]
+    fn the_screen_keeps_a_pair_that_clears_every_bound_and_names_what_drops_one() {
+        let rating = |correctness, hallucination, answerability| PairRating {
+            id: "q".into(),
+            correctness,
+            hallucination,
+            answerability,
+            reason: String::new(),
+            judge: ModelInfo {
+                backend: "openai".into(),
+                model: "m".into(),
+                params: serde_json::Value::Null,
+            },
+        };
+        let screen = ScreenSettings::default();
+        assert_eq!(screen.drops(&rating(2, 1, 2), false), None);
+        assert_eq!(screen.drops(&rating(3, 0, 3), false), None);
+        assert_eq!(
+            screen.drops(&rating(1, 2, 1), false).as_deref(),
+            Some("correctness 1 < 2, hallucination 2 > 1, answerability 1 < 2")
+        );
+        // An unanswerable question is kept when the judge cannot answer it either.
+        assert_eq!(screen.drops(&rating(0, 2, 1), true), None);
+        assert_eq!(
+            screen.drops(&rating(3, 0, 3), true).as_deref(),
+            Some("an unanswerable question the judge finds answerable (3 > 1)")
+        );
+        let bad = ScreenSettings {
+            max_hallucination: 3,
+            ..ScreenSettings::default()
+        };
+        assert_eq!(
+            bad.validate(),
+            Err("max_hallucination = 3 is outside the scale 0–2".into())
+        );
+        assert_eq!(screen.validate(), Ok(()));
     }
 }

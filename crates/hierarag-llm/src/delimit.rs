@@ -14,6 +14,11 @@
 
 use std::borrow::Cow;
 
+/// The sentence the answering prompt asks for when its passages do not hold the answer, and
+/// so the reference answer of a question marked unanswerable: one sentence for both, so that
+/// a right refusal matches its reference exactly.
+pub const REFUSAL: &str = "I cannot answer this question from the given context.";
+
 /// `text` with every opening or closing tag named `tag` made inert: the `<` that starts it
 /// becomes `&lt;`. A tag is recognised as a model reading loosely would: in any case, with
 /// spaces after `<`, a `/` or `\/` before the name, and any name that starts with `tag`

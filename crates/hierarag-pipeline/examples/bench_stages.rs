@@ -392,6 +392,7 @@ fn main() {
         benchmark: &dir.path().join("benchmark.jsonl"),
         rejects: &dir.path().join("rejects.jsonl"),
         failures: &dir.path().join("generate.failures.jsonl"),
+        screened: &dir.path().join("screened.jsonl"),
         concurrency: in_progress,
     };
     let generate = measure(gauge, || {

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::PipelineError;
-use crate::journal::{Journal, read_records, retain_records, write_values_atomic};
+use crate::journal::{Journal, read_records, read_values, retain_records, write_values_atomic};
 use crate::pool::{items, spawned};
 
 /// An item a stage could not do.
@@ -131,25 +131,34 @@ pub struct GenerateStage<'a> {
     pub benchmark: &'a Path,
     pub rejects: &'a Path,
     pub failures: &'a Path,
+    /// The pairs a quality screen took out of the benchmark (`screened.jsonl`, keyed by
+    /// `id`; absent when none): done, not made again.
+    pub screened: &'a Path,
     /// Items in progress at once.
     pub concurrency: usize,
 }
 
 impl GenerateStage<'_> {
-    /// Generates every plan item not yet in `benchmark.jsonl`.
+    /// Generates every plan item not yet in `benchmark.jsonl` (nor screened out of it).
     pub async fn run(&self, progress: &dyn Progress) -> Result<StageOutcome, PipelineError> {
         let started = Instant::now();
         let order = position_map(self.plan.iter().map(|i| i.item_id.as_str()));
         let mut benchmark = Journal::open(self.benchmark, "id")?;
         check_foreign(&benchmark, &order)?;
+        let mut done = benchmark.done().clone();
+        done.extend(read_values(self.screened)?.iter().filter_map(|v| {
+            v.get("id")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        }));
         // Rejects of items that did not finish are produced again when they are redone.
-        retain_records(self.rejects, "item_id", benchmark.done())?;
+        retain_records(self.rejects, "item_id", &done)?;
         let mut rejects = Journal::open_side(self.rejects, "item_id")?;
 
         let todo: Vec<&PlanItem> = self
             .plan
             .iter()
-            .filter(|item| !benchmark.contains(&item.item_id))
+            .filter(|item| !done.contains(&item.item_id))
             .collect();
         let resumed = self.plan.len() - todo.len();
         progress.start(self.plan.len() as u64, resumed as u64);
@@ -615,6 +624,10 @@ pub struct ScoreRecord {
     /// Sentence BLEU, 0–100 (sacrebleu's defaults).
     pub bleu: f64,
     pub refused: bool,
+    /// The system's refusal was right: it refused a question marked unanswerable, or answered
+    /// an answerable one. Absent in scores written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_correct: Option<bool>,
     /// The LLM judge's grade of the answer (docs/design.md, "Judge"): correctness 0–3 against
     /// the reference, hallucination 0–2 against the retrieved passages, and the correctness
     /// over 0–1; absent when no judge graded it (`hierarag judge`, or `[judge]` in the run).
@@ -773,6 +786,7 @@ pub fn score(
         rouge1: hierarag_metrics::rouge1(&reference.answer, &answer.answer).fmeasure,
         bleu: hierarag_metrics::sentence_bleu(&answer.answer, &[reference.answer.as_str()]).score,
         refused: answer.refused,
+        refusal_correct: Some(answer.refused == reference.unanswerable),
         judge_correctness: None,
         judge_hallucination: None,
         judge: None,

@@ -105,6 +105,7 @@ fn a_failed_item_keeps_its_rejects_and_is_redone_by_the_next_pass_without_duplic
         benchmark: &dir.path().join("benchmark.jsonl"),
         rejects: &dir.path().join("rejects.jsonl"),
         failures: &dir.path().join("generate.failures.jsonl"),
+        screened: &dir.path().join("screened.jsonl"),
         concurrency: 3,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

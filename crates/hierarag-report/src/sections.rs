@@ -91,6 +91,7 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     out.extend(table3(analysis));
     out.extend(splits(analysis));
     out.extend(analysis.factorials.iter().map(|f| factorial(f, analysis)));
+    out.extend(refusals(analysis));
     out.extend(human_validation(analysis));
     out.extend(tags(analysis));
     out.extend(categories(analysis));
@@ -722,6 +723,56 @@ fn categories(analysis: &Analysis) -> Option<Section> {
     Some(Section {
         id: "categories".into(),
         title: "Categories per level".into(),
+        blocks,
+    })
+}
+
+/// Refusal precision and recall, overall and per category, when the benchmark has questions
+/// marked unanswerable.
+fn refusals(analysis: &Analysis) -> Option<Section> {
+    let refusals = analysis.refusals.as_ref()?;
+    let overall = &refusals.overall;
+    let mut blocks = vec![Block::Paragraph(format!(
+        "{} of {} questions are marked unanswerable (their documents do not answer them; the \
+reference is the refusal). The system refused {} questions, {} of them unanswerable: refusal \
+precision {} (how many refusals were right), recall {} (how many of the questions to refuse \
+were refused). `refusal_correct` in scores.jsonl says it per question.",
+        overall.unanswerable,
+        overall.n,
+        overall.refused,
+        overall.refused_unanswerable,
+        num(overall.precision, 3),
+        num(overall.recall, 3),
+    ))];
+    let mut table = Table::new(&[
+        ("set", false),
+        ("level", false),
+        ("category", false),
+        ("n", true),
+        ("unanswerable", true),
+        ("refused", true),
+        ("refused & unanswerable", true),
+        ("precision", true),
+        ("recall", true),
+    ]);
+    for row in &refusals.categories {
+        let counts = &row.counts;
+        table.rows.push(vec![
+            row.set.as_str().into(),
+            row.level.to_string().into(),
+            Text::Code(row.category.clone()),
+            counts.n.to_string().into(),
+            counts.unanswerable.to_string().into(),
+            counts.refused.to_string().into(),
+            counts.refused_unanswerable.to_string().into(),
+            num(counts.precision, 3).into(),
+            num(counts.recall, 3).into(),
+        ]);
+    }
+    blocks.push(Block::Table(table));
+    Some(Section {
+        id: "refusals".into(),
+        title: "Refusals".into(),
         blocks,
     })
 }

@@ -119,6 +119,7 @@ pub fn join_scored(
             id: score.id.clone(),
             set: record.set.clone(),
             categories: record.categories.clone(),
+            unanswerable: record.unanswerable,
             scores: Scores {
                 ap: score.ap,
                 ndcg_10: score.ndcg_10,

@@ -54,8 +54,9 @@ impl RunOutcome {
 /// The stages after the stage that stopped a run, which did not run: compare only for a run
 /// of two or more systems, the judge's only with `[judge]`.
 pub fn stages_after(stage: &str, config: &RunConfig) -> Vec<&'static str> {
-    const STAGES: [&str; 8] = [
+    const STAGES: [&str; 9] = [
         "generate",
+        "screen",
         "answer",
         "evaluate",
         "judge",
@@ -74,6 +75,7 @@ pub fn stages_after(stage: &str, config: &RunConfig) -> Vec<&'static str> {
             "compare" => config.answering_systems().len() >= 2,
             "judge" => config.judge_on,
             "judge-benchmark" => config.judge_on && config.judge_benchmark,
+            "screen" => config.judge_screen.is_some(),
             _ => true,
         })
         .collect()
@@ -206,7 +208,18 @@ or corpus changed: use a fresh --dir)",
     let generated = crate::stages::generate(config, &run, &run.plan(), &spec, on_error, reporter)?;
     let systems = config.answering_systems();
     let label = |name: &str| (!config.systems.is_empty()).then(|| name.to_owned());
-    if finished(&mut outcome, "generate", generated) {
+    let mut generated = finished(&mut outcome, "generate", generated);
+    if generated && let Some(screen) = &config.judge_screen {
+        let (rated, _) = crate::judge::screen_benchmark(
+            config,
+            &run,
+            screen,
+            Some((&spec, on_error)),
+            reporter,
+        )?;
+        generated = finished(&mut outcome, "screen", rated);
+    }
+    if generated {
         for system_config in &systems {
             let name = &system_config.name;
             let system = crate::systems::dir_of(&run, config, name);

@@ -19,6 +19,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use toml::de::{DeTable, DeValue};
 
+pub use hierarag_judge::ScreenSettings;
+
 /// A run config with every default filled in.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
@@ -59,6 +61,10 @@ pub struct RunConfig {
     /// `[judge] benchmark = true`: the judge also rates every benchmark QA pair as the
     /// annotators do (`benchmark.judge.jsonl`).
     pub judge_benchmark: bool,
+    /// `[judge.screen]`: after generation the judge rates every QA pair and the pairs below
+    /// these bounds leave the benchmark for `screened.jsonl` (off without the table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_screen: Option<hierarag_judge::ScreenSettings>,
     pub embeddings: EmbeddingsConfig,
     /// The systems that answer the benchmark (`[[system]]`), in the file's order. Empty: one
     /// builtin system, the `[answer]` pipeline, whose files sit at the top of the run
@@ -978,46 +984,55 @@ impl RunConfig {
                 (settings, llm, concurrency.map(|(n, _)| n))
             }
         };
-        let (judge, judge_llm, judge_concurrency, judge_on, judge_benchmark) = match document
-            .table("judge")?
-        {
-            None => (
-                hierarag_judge::JudgeSettings {
-                    seed: run.seed,
-                    ..hierarag_judge::JudgeSettings::default()
-                },
-                None,
-                None,
-                false,
-                false,
-            ),
-            Some(mut section) => {
-                let llm = llm_of(&mut section, &document)?;
-                let concurrency = section.take::<usize>("concurrency", &document)?;
-                let benchmark = section.take::<bool>("benchmark", &document)?;
-                let has_seed = section.entries.get("seed").is_some();
-                let span = section.span.clone();
-                let mut settings: hierarag_judge::JudgeSettings = section.into_typed(&document)?;
-                if !has_seed {
-                    settings.seed = run.seed;
-                }
-                if settings.max_tokens < 16 {
-                    return Err(document.error_at(
-                        "judge",
-                        span,
-                        "max_tokens must be at least 16 (the reply is a small JSON object \
+        let (judge, judge_llm, judge_concurrency, judge_on, judge_benchmark, judge_screen) =
+            match document.table("judge")? {
+                None => (
+                    hierarag_judge::JudgeSettings {
+                        seed: run.seed,
+                        ..hierarag_judge::JudgeSettings::default()
+                    },
+                    None,
+                    None,
+                    false,
+                    false,
+                    None,
+                ),
+                Some(mut section) => {
+                    let llm = llm_of(&mut section, &document)?;
+                    let concurrency = section.take::<usize>("concurrency", &document)?;
+                    let benchmark = section.take::<bool>("benchmark", &document)?;
+                    let screen =
+                        section.take::<hierarag_judge::ScreenSettings>("screen", &document)?;
+                    if let Some((screen, span)) = &screen {
+                        screen.validate().map_err(|message| {
+                            document.error_at("judge.screen", span.clone(), &message)
+                        })?;
+                    }
+                    let has_seed = section.entries.get("seed").is_some();
+                    let span = section.span.clone();
+                    let mut settings: hierarag_judge::JudgeSettings =
+                        section.into_typed(&document)?;
+                    if !has_seed {
+                        settings.seed = run.seed;
+                    }
+                    if settings.max_tokens < 16 {
+                        return Err(document.error_at(
+                            "judge",
+                            span,
+                            "max_tokens must be at least 16 (the reply is a small JSON object \
 with a reason)",
-                    ));
+                        ));
+                    }
+                    (
+                        settings,
+                        llm,
+                        concurrency.map(|(n, _)| n),
+                        true,
+                        benchmark.is_some_and(|(b, _)| b),
+                        screen.map(|(screen, _)| screen),
+                    )
                 }
-                (
-                    settings,
-                    llm,
-                    concurrency.map(|(n, _)| n),
-                    true,
-                    benchmark.is_some_and(|(b, _)| b),
-                )
-            }
-        };
+            };
         let systems = systems_of(&mut document)?;
         document.finish()?;
 
@@ -1051,6 +1066,7 @@ with a reason)",
             judge_llm,
             judge_on,
             judge_benchmark,
+            judge_screen,
             embeddings,
             systems,
         })

@@ -1,17 +1,23 @@
 //! `hierarag judge` over a run directory: the LLM judge grades every answer of a system
 //! (`judgements.jsonl`, whose grades go into `scores.jsonl` as `judge_correctness`,
 //! `judge_hallucination` and `judge`), and rates every benchmark QA pair as the annotators do
-//! (`benchmark.judge.jsonl`). Resumable, cached and parallel like the other stages.
+//! (`benchmark.judge.jsonl`); with `[judge.screen]`, the pairs it rates below the bounds leave
+//! the benchmark for `screened.jsonl`. Resumable, cached and parallel like the other stages.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Context;
+use hierarag_corpus::{CorpusSpec, OnError};
 use hierarag_generate::BenchmarkRecord;
 use hierarag_index::Bm25Index;
-use hierarag_judge::Judge;
-use hierarag_pipeline::{JudgeStage, RatePairsStage, StageOutcome, merge_grades, read_input};
+use hierarag_judge::{Judge, PairRating, ScreenSettings};
+use hierarag_pipeline::{
+    Journal, JudgeStage, RatePairsStage, StageOutcome, merge_grades, read_input, read_records,
+    retain_records,
+};
 use hierarag_rag::AnswerRecord;
+use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::layout::{RunDir, SystemDir};
@@ -138,6 +144,17 @@ pub fn judge_benchmark(
     benchmark_path: &Path,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
+    rate_benchmark(config, run, benchmark_path, None, reporter)
+}
+
+/// [`judge_benchmark`], the documents read from `corpus` when given.
+fn rate_benchmark(
+    config: &RunConfig,
+    run: &RunDir,
+    benchmark_path: &Path,
+    corpus: Option<(&CorpusSpec, OnError)>,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
     let key = "judge-benchmark";
     let started = now_unix_s();
     let benchmark: Vec<BenchmarkRecord> =
@@ -146,7 +163,12 @@ pub fn judge_benchmark(
         .iter()
         .flat_map(|r| r.doc_ids.iter().map(String::as_str))
         .collect();
-    let documents = documents_of(config, run, &needed, reporter)?;
+    let documents = match corpus {
+        Some((spec, on_error)) => {
+            crate::corpus::collect_documents(spec, on_error, &needed, reporter)?
+        }
+        None => documents_of(config, run, &needed, reporter)?,
+    };
     let missing = benchmark
         .iter()
         .filter(|r| r.doc_ids.iter().any(|id| !documents.contains_key(id)))
@@ -184,6 +206,118 @@ rates them against the documents that were",
         usages,
     )?;
     Ok(outcome)
+}
+
+/// A QA pair the judge's screen took out of the benchmark: one line of `screened.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenedPair {
+    pub id: String,
+    /// Which bounds the rating missed.
+    pub reason: String,
+    pub rating: PairRating,
+    pub record: BenchmarkRecord,
+}
+
+/// What the screen did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Screened {
+    /// Pairs in the benchmark before and after.
+    pub before: usize,
+    pub kept: usize,
+    /// Pairs the judge could not rate in this pass (kept, and rated again next time).
+    pub unrated: usize,
+}
+
+/// The quality screen of a generated benchmark: the judge rates every pair
+/// ([`judge_benchmark`]), then the pairs whose rating misses a bound of `screen` are appended
+/// to `screened.jsonl` with their ratings and dropped from `benchmark.judge.jsonl` and
+/// `benchmark.jsonl` (rewritten atomically; the kept lines are unchanged). Generation treats a screened pair as done, so it is not made again. Refused
+/// once a system of the run has answered (its answers would name questions that are gone).
+/// The documents come from `corpus` when given, else as [`judge_benchmark`] finds them.
+pub fn screen_benchmark(
+    config: &RunConfig,
+    run: &RunDir,
+    screen: &ScreenSettings,
+    corpus: Option<(&CorpusSpec, OnError)>,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<(StageOutcome, Screened)> {
+    let outcome = rate_benchmark(config, run, &run.benchmark(), corpus, reporter)?;
+    let benchmark: Vec<BenchmarkRecord> = read_records(&run.benchmark())?;
+    let ratings: HashMap<String, PairRating> =
+        read_records::<PairRating>(&run.benchmark_judgements())?
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
+    let mut dropped = Vec::new();
+    let mut kept = HashSet::new();
+    for record in &benchmark {
+        let rating = ratings.get(&record.id);
+        match rating.and_then(|r| screen.drops(r, record.unanswerable)) {
+            Some(reason) => dropped.push(ScreenedPair {
+                id: record.id.clone(),
+                reason,
+                rating: rating.expect("a rating").clone(),
+                record: record.clone(),
+            }),
+            None => {
+                kept.insert(record.id.clone());
+            }
+        }
+    }
+    let screened = Screened {
+        before: benchmark.len(),
+        kept: kept.len(),
+        unrated: benchmark
+            .iter()
+            .filter(|r| !ratings.contains_key(&r.id))
+            .count(),
+    };
+    if !dropped.is_empty() {
+        let answered: Vec<String> = config
+            .answering_systems()
+            .iter()
+            .map(|s| crate::systems::dir_of(run, config, &s.name).answers())
+            .filter(|path| path.exists())
+            .map(|path| path.display().to_string())
+            .collect();
+        if !answered.is_empty() {
+            anyhow::bail!(
+                "screen: {} pair(s) fall below [judge.screen], but the benchmark has been \
+answered already ({}): screening now would leave answers to questions that are gone; screen in \
+a fresh run directory, or remove [judge.screen]",
+                dropped.len(),
+                answered.join(", ")
+            );
+        }
+        // screened.jsonl first (it keeps the ratings), then the ratings, then the benchmark:
+        // after a crash between two of these the next pass rates the pair again (from the
+        // response cache) or finds it screened, and only rewrites.
+        let mut journal = Journal::open(&run.screened(), "id")?;
+        for pair in &dropped {
+            if !journal.contains(&pair.id) {
+                journal.append(pair)?;
+            }
+        }
+        drop(journal);
+        retain_records(&run.benchmark_judgements(), "id", &kept)?;
+        retain_records(&run.benchmark(), "id", &kept)?;
+    }
+    reporter.note(&format!(
+        "screen: {} of {} pairs kept; {} dropped to {}{}",
+        screened.kept,
+        screened.before,
+        dropped.len(),
+        run.screened().display(),
+        if screened.unrated > 0 {
+            format!(
+                " ({} the judge could not rate are kept; they are rated again next time)",
+                screened.unrated
+            )
+        } else {
+            String::new()
+        }
+    ));
+    Ok((outcome, screened))
 }
 
 /// The texts of the documents `needed`: read from the config's corpus, or else put together

@@ -73,6 +73,12 @@ impl RunDir {
         self.root.join("benchmark.judge.jsonl")
     }
 
+    /// The QA pairs the judge's screen took out of the benchmark (`[judge.screen]`), each with
+    /// its rating and the reason.
+    pub fn screened(&self) -> PathBuf {
+        self.root.join("screened.jsonl")
+    }
+
     /// The items of `stage` that failed in its last pass (absent when none failed).
     pub fn failures(&self, stage: &str) -> PathBuf {
         failures_in(&self.root, stage)

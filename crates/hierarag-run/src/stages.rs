@@ -188,6 +188,7 @@ pub fn generate(
         benchmark: &benchmark,
         rejects: &rejects,
         failures: &failures,
+        screened: &run.screened(),
         concurrency: config.generate_concurrency,
     };
     let counter = stage_counter(reporter, "generate");

@@ -53,6 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "Someone new to the topic.".into(),
         )],
         multi_doc: false,
+        unanswerable: false,
     };
     // Mask µs a token, per task.
     let (mut generate_us, mut filter_us) = (Vec::new(), Vec::new());

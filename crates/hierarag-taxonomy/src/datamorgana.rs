@@ -28,6 +28,10 @@ struct DataMorganaCategory {
     probability: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     is_multi_doc: Option<bool>,
+    /// This project's extension (DataMorgana has no such key): the category's questions are
+    /// not answered by their documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    is_unanswerable: Option<bool>,
 }
 
 impl Taxonomy {
@@ -62,6 +66,7 @@ impl Taxonomy {
                             description: category.description,
                             parent: None,
                             is_multi_doc: category.is_multi_doc.unwrap_or(false),
+                            is_unanswerable: category.is_unanswerable.unwrap_or(false),
                             probability: Some(category.probability),
                         })
                         .collect(),
@@ -116,6 +121,7 @@ impl Taxonomy {
                             description: category.description.clone(),
                             probability: category.probability.unwrap_or(share),
                             is_multi_doc: category.is_multi_doc.then_some(true),
+                            is_unanswerable: category.is_unanswerable.then_some(true),
                         })
                         .collect(),
                 })
@@ -134,6 +140,7 @@ impl Taxonomy {
                         description: persona.description.clone(),
                         probability: persona.probability,
                         is_multi_doc: None,
+                        is_unanswerable: None,
                     })
                     .collect(),
             })

@@ -86,6 +86,9 @@ pub struct Category {
     pub parent: Option<String>,
     /// Whether questions of this category are generated from two documents.
     pub is_multi_doc: bool,
+    /// Whether questions of this category are on their documents' topic but not answered by
+    /// them: their reference answer is the refusal, and a system should refuse them.
+    pub is_unanswerable: bool,
     /// Sampling probability, as in DataMorgana configurations; `None` means balanced.
     pub probability: Option<f64>,
 }
@@ -98,6 +101,7 @@ impl Category {
             description: description.into(),
             parent: None,
             is_multi_doc: false,
+            is_unanswerable: false,
             probability: None,
         }
     }

@@ -42,6 +42,8 @@ struct CategoryFile {
     description: String,
     #[serde(default, skip_serializing_if = "is_false")]
     is_multi_doc: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    is_unanswerable: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     probability: Option<f64>,
 }
@@ -160,6 +162,7 @@ impl From<CategoryFile> for Category {
             description: category.description,
             parent: category.parent,
             is_multi_doc: category.is_multi_doc,
+            is_unanswerable: category.is_unanswerable,
             probability: category.probability,
         }
     }
@@ -172,6 +175,7 @@ impl From<&Category> for CategoryFile {
             parent: category.parent.clone(),
             description: category.description.clone(),
             is_multi_doc: category.is_multi_doc,
+            is_unanswerable: category.is_unanswerable,
             probability: category.probability,
         }
     }

@@ -587,6 +587,13 @@ pub struct GenerateArgs {
     /// Skip the filtering call: keep a candidate that passes the checks without a model.
     #[arg(long)]
     pub no_filter: bool,
+    /// Screen the benchmark after generating it: the judge ([judge.llm] of --config, else its
+    /// [llm]) rates every pair as the annotators do (benchmark.judge.jsonl), and the pairs
+    /// below the bounds move to screened.jsonl. The bounds are the config's [judge.screen],
+    /// else reference correctness ≥ 2, hallucination ≤ 1, answerability ≥ 2. A config with
+    /// [judge.screen] screens without this flag.
+    #[arg(long)]
+    pub screen: bool,
 }
 
 /// `hierarag answer`.

@@ -61,6 +61,9 @@ pub fn generate_config(args: &GenerateArgs) -> anyhow::Result<RunConfig> {
     if args.no_filter {
         config.generate.filter = false;
     }
+    if args.screen && config.judge_screen.is_none() {
+        config.judge_screen = Some(hierarag_run::config::ScreenSettings::default());
+    }
     Ok(config)
 }
 

@@ -18,6 +18,7 @@ fn question(id: &str, set: &str, categories: &[(&str, Granularity, &str)], cs: f
                 category: category.into(),
             })
             .collect(),
+        unanswerable: false,
         scores: Scores {
             cs,
             ap: Some(cs / 2.0),

@@ -20,6 +20,7 @@ fn observation(id: &str, level: Granularity, category: &str, cs: f64) -> Observa
             level,
             category: category.into(),
         }],
+        unanswerable: false,
         scores: Scores {
             cs,
             ap: Some(cs / 2.0),

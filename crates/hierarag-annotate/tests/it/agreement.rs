@@ -101,6 +101,7 @@ fn analysis() -> Analysis {
         table3: Vec::new(),
         factorials: Vec::new(),
         notes: Vec::new(),
+        refusals: None,
         human_validation: None,
         tags: None,
     }

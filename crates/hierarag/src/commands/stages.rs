@@ -23,7 +23,20 @@ pub fn generate(args: &GenerateArgs, printer: Printer) -> anyhow::Result<ExitCod
         &printer,
     )?;
     printer.note(&format!("wrote {}", run.benchmark().display()));
-    Ok(exit_for(outcome.ok()))
+    let mut ok = outcome.ok();
+    if outcome.stopped.is_none()
+        && let Some(screen) = &config.judge_screen
+    {
+        let (rated, _) = hierarag_run::judge::screen_benchmark(
+            &config,
+            &run,
+            screen,
+            Some((&spec, args.corpus.on_error)),
+            &printer,
+        )?;
+        ok &= rated.ok();
+    }
+    Ok(exit_for(ok))
 }
 
 pub fn answer(args: &AnswerArgs, printer: Printer) -> anyhow::Result<ExitCode> {

@@ -3,8 +3,8 @@
 //!
 //! The mock answers deterministically from the request (generation: candidates made from the
 //! document's words; filter: every candidate but the second passes; answering: the first
-//! passage's first words; embeddings: hashed bags of words), so two runs must write the same
-//! bytes. It waits a few milliseconds per request so that a kill lands mid-stage.
+//! passage's first words; judge: a pair from a castle document rates poorly; embeddings:
+//! hashed bags of words), so two runs must write the same bytes. It waits a few milliseconds per request so that a kill lands mid-stage.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -82,6 +82,21 @@ fn chat(body: &Value) -> axum::response::Response {
         )
             .into_response();
     }
+    if system.contains("grader") {
+        // The judge: a pair from a castle document has a poor reference; every answer is
+        // mostly correct.
+        let rating = if body["response_format"]["json_schema"]["schema"]["properties"]
+            .get("answerability")
+            .is_some()
+        {
+            let poor = user.contains("castle");
+            json!({"correctness": if poor { 1 } else { 3 }, "hallucination": 0,
+                   "answerability": 3, "reason": if poor { "vague" } else { "fine" }})
+        } else {
+            json!({"correctness": 2, "hallucination": 0, "reason": "close"})
+        };
+        return reply(rating.to_string());
+    }
     if system.contains("reviewer") {
         let n = user.matches("Candidate ").count();
         let verdicts: Vec<Value> = (1..=n)
@@ -105,6 +120,14 @@ fn chat(body: &Value) -> axum::response::Response {
             })
             .collect();
         return reply(json!({ "candidates": candidates }).to_string());
+    }
+    // Answering: refuse most questions of the unanswerable category, and a few answerable
+    // ones, so that refusal precision and recall are neither 0 nor 1.
+    let question = user.rsplit("Question:").next().unwrap_or("");
+    if (question.contains("= unanswerable") && !question.contains("claim"))
+        || (question.contains("= answerable") && question.contains("claim"))
+    {
+        return reply("I cannot answer this question from the given context.".into());
     }
     let answer = words_after(user, "[1]", 8).join(" ");
     reply(if answer.is_empty() {
@@ -224,6 +247,28 @@ batch_size = 8
     ));
     std::fs::write(&path, config).unwrap();
     path
+}
+
+/// The records of a JSONL file (none when it is absent).
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The corpus's texts by document id.
+fn corpus_texts(corpus: &Path) -> std::collections::HashMap<String, String> {
+    records(corpus)
+        .iter()
+        .map(|doc| {
+            (
+                doc["id"].as_str().unwrap().to_owned(),
+                doc["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 fn hierarag() -> StdCommand {
@@ -673,17 +718,7 @@ fn a_run_with_several_systems_answers_with_each_in_its_own_folder() {
     crate::support::write_lines(&elsewhere, &rows);
     // The same answers with the retrieved documents' texts and no ids (as DeepEval keeps
     // them): the ids are found in the run's index.
-    let texts: std::collections::HashMap<String, String> = std::fs::read_to_string(&corpus)
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let doc: Value = serde_json::from_str(line).unwrap();
-            (
-                doc["id"].as_str().unwrap().to_owned(),
-                doc["text"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let texts = corpus_texts(&corpus);
     let text_rows: Vec<Value> = std::fs::read_to_string(plain.join("answers.jsonl"))
         .unwrap()
         .lines()
@@ -818,5 +853,237 @@ command = ["{}", "{}", "{}"]
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `[judge.screen]`: after generation the judge rates every pair, those below the bounds (the
+/// castle documents' pairs) leave the benchmark for screened.jsonl before any system answers,
+/// and a second run makes none of them again.
+#[test]
+fn a_screened_run_drops_the_pairs_the_judge_rates_poorly_and_does_not_make_them_again() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let run_dir = dir.path().join("screened");
+    let config = write_config(dir.path(), &corpus, &base_url, &run_dir);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[judge]\n[judge.screen]\nmin_correctness = 2\n");
+    std::fs::write(&config, text).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let read = |name: &str| records(&run_dir.join(name));
+    let texts = corpus_texts(&corpus);
+    let from_castle = |record: &Value| {
+        record["doc_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|id| texts[id.as_str().unwrap()].contains("castle"))
+    };
+    let plan = read("plan.jsonl");
+    let expected_dropped = plan.iter().filter(|item| from_castle(item)).count();
+    assert!(expected_dropped > 0 && expected_dropped < plan.len());
+    let benchmark = read("benchmark.jsonl");
+    let screened = read("screened.jsonl");
+    assert_eq!(screened.len(), expected_dropped, "{stderr}");
+    assert_eq!(benchmark.len() + screened.len(), plan.len());
+    assert!(benchmark.iter().all(|r| !from_castle(r)));
+    for pair in &screened {
+        assert!(from_castle(&pair["record"]), "{pair}");
+        assert_eq!(pair["reason"], "correctness 1 < 2");
+        assert_eq!(pair["rating"]["reason"], "vague");
+        assert_eq!(pair["id"], pair["record"]["id"]);
+    }
+    // Every pair was rated (the ratings of the screened ones are in screened.jsonl); only the
+    // kept ones were answered and judged.
+    assert_eq!(read("benchmark.judge.jsonl").len(), benchmark.len());
+    assert_eq!(read("answers.jsonl").len(), benchmark.len());
+    assert_eq!(read("judgements.jsonl").len(), benchmark.len());
+    assert!(
+        stderr.contains(&format!(
+            "screen: {} of {} pairs kept; {} dropped",
+            benchmark.len(),
+            plan.len(),
+            expected_dropped
+        )),
+        "{stderr}"
+    );
+
+    // Run again: nothing is generated, screened or answered again.
+    let before: Vec<Vec<u8>> = ["benchmark.jsonl", "screened.jsonl", "answers.jsonl"]
+        .iter()
+        .map(|f| std::fs::read(run_dir.join(f)).unwrap())
+        .collect();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "screen: {0} of {0} pairs kept; 0 dropped",
+            benchmark.len()
+        )),
+        "{stderr}"
+    );
+    for (file, bytes) in ["benchmark.jsonl", "screened.jsonl", "answers.jsonl"]
+        .iter()
+        .zip(&before)
+    {
+        assert_eq!(&std::fs::read(run_dir.join(file)).unwrap(), bytes, "{file}");
+    }
+
+    // `hierarag generate --screen` on the same plan, with a config that has no [judge] (the
+    // default bounds, the config's [llm] as the judge), screens the same pairs.
+    let alone = dir.path().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(run_dir.join("plan.jsonl"), alone.join("plan.jsonl")).unwrap();
+    let plain = write_config(dir.path(), &corpus, &base_url, &dir.path().join("plain"));
+    let out = hierarag()
+        .args(["generate", "--screen", "--plan"])
+        .arg(alone.join("plan.jsonl"))
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--config")
+        .arg(&plain)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for file in ["benchmark.jsonl", "screened.jsonl"] {
+        assert_eq!(
+            std::fs::read(alone.join(file)).unwrap(),
+            std::fs::read(run_dir.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+/// A taxonomy with an unanswerable category (examples/unanswerable/taxonomy.toml): its items
+/// get the unanswerable prompts, the refusal as their reference and `unanswerable: true`;
+/// every score has `refusal_correct`; the analysis and the report give refusal precision and
+/// recall per category, as counted here from the answers.
+#[test]
+fn unanswerable_questions_are_generated_and_refusals_are_measured_per_category() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let run_dir = dir.path().join("unanswerable");
+    let config = write_config(dir.path(), &corpus, &base_url, &run_dir);
+    let taxonomy = crate::support::workspace_root().join("examples/unanswerable/taxonomy.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "[design]\nkind = \"rq1\"\nper_dimension = 6\n",
+        &format!(
+            "[taxonomy]\npath = \"{}\"\n\n[design]\nkind = \"rq3\"\nfactors = [\"an\", \"qc\"]\n\
+per_cell = 4\n",
+            taxonomy.display()
+        ),
+    );
+    assert!(text.contains("rq3"));
+    std::fs::write(&config, text).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let read = |name: &str| records(&run_dir.join(name));
+    let benchmark = read("benchmark.jsonl");
+    assert_eq!(benchmark.len(), 16);
+    let category_of = |record: &Value, dimension: &str| -> String {
+        record["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["dimension"] == dimension)
+            .unwrap()["category"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let refusal = "I cannot answer this question from the given context.";
+    for record in &benchmark {
+        let unanswerable = category_of(record, "an") == "unanswerable";
+        assert_eq!(
+            record.get("unanswerable").is_some_and(|u| u == true),
+            unanswerable,
+            "{record}"
+        );
+        if unanswerable {
+            assert_eq!(record["answer"], refusal, "{record}");
+        } else {
+            assert_ne!(record["answer"], refusal, "{record}");
+        }
+    }
+    let answers = read("answers.jsonl");
+    let scores = read("scores.jsonl");
+    let unanswerable_of = |id: &Value| {
+        benchmark
+            .iter()
+            .find(|r| r["id"] == *id)
+            .unwrap()
+            .get("unanswerable")
+            .is_some_and(|u| u == true)
+    };
+    for (answer, score) in answers.iter().zip(&scores) {
+        assert_eq!(answer["id"], score["id"]);
+        let right = answer["refused"].as_bool().unwrap() == unanswerable_of(&answer["id"]);
+        assert_eq!(score["refusal_correct"], right, "{score}");
+    }
+
+    // Precision and recall per category, counted from the answers.
+    let analysis: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("analysis.json")).unwrap())
+            .unwrap();
+    let refusals = &analysis["refusals"];
+    let rows = refusals["categories"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{refusals:#}");
+    let mut nontrivial = false;
+    for (dimension, category) in [
+        ("an", "answerable"),
+        ("an", "unanswerable"),
+        ("qc", "simple"),
+        ("qc", "complex"),
+    ] {
+        let members: Vec<&Value> = answers
+            .iter()
+            .filter(|a| {
+                let record = benchmark.iter().find(|r| r["id"] == a["id"]).unwrap();
+                category_of(record, dimension) == category
+            })
+            .collect();
+        let refused = members.iter().filter(|a| a["refused"] == true).count();
+        let should = members.iter().filter(|a| unanswerable_of(&a["id"])).count();
+        let both = members
+            .iter()
+            .filter(|a| a["refused"] == true && unanswerable_of(&a["id"]))
+            .count();
+        let row = rows
+            .iter()
+            .find(|r| r["dimension"] == dimension && r["category"] == category)
+            .unwrap();
+        assert_eq!(row["n"], members.len(), "{row}");
+        assert_eq!(
+            (
+                &row["refused"],
+                &row["unanswerable"],
+                &row["refused_unanswerable"]
+            ),
+            (&json!(refused), &json!(should), &json!(both)),
+            "{row}"
+        );
+        let share = |part: usize, whole: usize| (whole > 0).then(|| part as f64 / whole as f64);
+        assert_eq!(row["precision"].as_f64(), share(both, refused), "{row}");
+        assert_eq!(row["recall"].as_f64(), share(both, should), "{row}");
+        if dimension == "qc" {
+            let precision = row["precision"].as_f64().unwrap();
+            let recall = row["recall"].as_f64().unwrap();
+            nontrivial |= precision > 0.0 && precision < 1.0 && recall > 0.0 && recall < 1.0;
+        }
+    }
+    assert!(nontrivial, "{refusals:#}");
+    assert_eq!(refusals["overall"]["n"], 16);
+    assert_eq!(refusals["overall"]["unanswerable"], 8);
+    let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(md.contains("## Refusals"), "{md}");
+    assert!(
+        md.contains("8 of 16 questions are marked unanswerable"),
+        "{md}"
     );
 }
