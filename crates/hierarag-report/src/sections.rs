@@ -734,9 +734,9 @@ fn refusals(analysis: &Analysis) -> Option<Section> {
     let overall = &refusals.overall;
     let mut blocks = vec![Block::Paragraph(format!(
         "{} of {} questions are marked unanswerable (their documents do not answer them; the \
-reference is the refusal). The system refused {} questions, {} of them unanswerable: refusal \
-precision {} (how many refusals were right), recall {} (how many of the questions to refuse \
-were refused). `refusal_correct` in scores.jsonl says it per question.",
+reference is the refusal). The system refused {} question(s), {} of them unanswerable: \
+refusal precision {} (how many refusals were right), recall {} (how many of the questions to \
+refuse were refused). The field refusal_correct of scores.jsonl says it per question.",
         overall.unanswerable,
         overall.n,
         overall.refused,
@@ -751,7 +751,7 @@ were refused). `refusal_correct` in scores.jsonl says it per question.",
         ("n", true),
         ("unanswerable", true),
         ("refused", true),
-        ("refused & unanswerable", true),
+        ("refused and unanswerable", true),
         ("precision", true),
         ("recall", true),
     ]);
