@@ -53,3 +53,15 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+# The Python package: built from this checkout with maturin (pip fetches maturin, pandas and
+# pytest from PyPI) into a virtual environment of its own, then its pytest suite. The dev
+# profile shares target/ with the cargo build above (a release wheel would compile every crate
+# again); `pip install .` on a user's machine builds the release profile.
+echo "== python: pip install . (target/py-venv) and pytest python/tests"
+PYVENV=target/py-venv
+[ -x "$PYVENV/bin/python" ] || "$PYTHON" -m venv "$PYVENV"
+"$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check "pandas>=1.5" "pytest>=7"
+CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile dev" \
+  "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+  --force-reinstall .
+"$PYVENV/bin/python" -m pytest -q python/tests

@@ -31,4 +31,4 @@ pub use analyzer::{ANALYZER_NAME, analyze, english_analyzer};
 pub use build::{BuildOptions, BuildOutcome, BuildProgress, build_index};
 pub use error::IndexError;
 pub use manifest::{AnalyzerInfo, Bm25Params, CorpusInfo, Counts, FileFingerprint, IndexManifest};
-pub use search::{Bm25Index, ChunkPosition, Hit, Level, Scratch, StoredChunk};
+pub use search::{Bm25Index, ChunkPosition, Hit, Level, Scratch, SearchResult, StoredChunk};

@@ -33,6 +33,17 @@ pub enum Level {
     Doc,
 }
 
+/// One search result with its texts ([`Bm25Index::search_results`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SearchResult {
+    /// From 1.
+    pub rank: usize,
+    pub score: f32,
+    pub doc_id: String,
+    pub chunk_id: String,
+    pub text: String,
+}
+
 /// One ranked chunk (at the document level: the document's best chunk).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
@@ -251,6 +262,30 @@ impl Bm25Index {
             touched.clear();
         }
         hits
+    }
+
+    /// [`Bm25Index::search`] with each hit's document id, chunk id and stored text, ranked
+    /// from 1: what `hierarag search --json` prints.
+    pub fn search_results(
+        &self,
+        query: &str,
+        k: usize,
+        level: Level,
+    ) -> Result<Vec<SearchResult>, IndexError> {
+        let mut scratch = self.scratch();
+        self.search(&mut scratch, query, k, level)
+            .iter()
+            .enumerate()
+            .map(|(i, hit)| {
+                Ok(SearchResult {
+                    rank: i + 1,
+                    score: hit.score,
+                    doc_id: self.doc_id(hit).to_owned(),
+                    chunk_id: self.chunk_id(hit),
+                    text: self.chunk_text(hit)?,
+                })
+            })
+            .collect()
     }
 
     /// Runs many queries in parallel (`threads` 0: one per core); results in input order.

@@ -683,6 +683,28 @@ fn llm_of(section: &mut Section<'_>, document: &Document<'_>) -> anyhow::Result<
     Ok(Some(config))
 }
 
+/// A system's name names a folder: 1 to 64 letters, digits, `-`, `_` or `.` (not first).
+fn valid_system_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.')
+}
+
+/// [`valid_system_name`], as an error that says what a name may hold.
+pub fn check_system_name(name: &str) -> anyhow::Result<()> {
+    if valid_system_name(name) {
+        Ok(())
+    } else {
+        bail!(
+            "system name {name:?}: use 1 to 64 letters, digits, `-`, `_` or `.` (not first), as \
+it names a folder"
+        )
+    }
+}
+
 /// The `[[system]]` tables: each with a `name` (letters, digits, `-`, `_`, `.`; unique) and a
 /// `kind`, then the kind's own keys.
 fn systems_of(document: &mut Document<'_>) -> anyhow::Result<Vec<SystemConfig>> {
@@ -695,13 +717,7 @@ fn systems_of(document: &mut Document<'_>) -> anyhow::Result<Vec<SystemConfig>> 
                 "missing `name` (the system's name in reports and its folder systems/<name>/)",
             ));
         };
-        let valid = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            && !name.starts_with('.');
-        if !valid {
+        if !valid_system_name(&name) {
             return Err(document.error_at(
                 &section.name,
                 name_span,

@@ -12,7 +12,7 @@ use hierarag_generate::{BenchmarkRecord, Generator};
 use hierarag_llm::{ChatClient, LlmConfig};
 use hierarag_pipeline::{
     AnswerStage, EvaluateStage, Failure, GenerateStage, StageOutcome, file_fingerprint,
-    file_sha256, read_input, write_failures, write_values_atomic,
+    file_sha256, read_input, write_atomic, write_failures, write_values_atomic,
 };
 use hierarag_plan::PlanItem;
 use hierarag_rag::{
@@ -665,6 +665,91 @@ pub fn answer_with_http(
         &[benchmark_path],
         &[&system.answers()],
         usages,
+    )?;
+    Ok(outcome)
+}
+
+/// A function that answers one question (its benchmark record) with a reply in the JSON form
+/// of [`hierarag_systems::Reply::from_json`], or says why it could not. It may block (it is
+/// called on blocking threads, `concurrency` at a time).
+pub type AnswerFunction =
+    Arc<dyn Fn(&BenchmarkRecord) -> Result<serde_json::Value, String> + Send + Sync>;
+
+/// A system of the run that answers with a function (a Python callable, through the Python
+/// package): every unanswered question of the run's benchmark given to `call`, `concurrency`
+/// at a time, into `systems/<name>/answers.jsonl` (resumable like every stage, failures in
+/// `answer.failures.jsonl`), the folder marked as a system of the run
+/// ([`crate::systems::ADDED_SYSTEM`]). `interrupted` is asked a few times a second; when it
+/// says so the stage stops, keeping every answer written, and the error says so.
+pub fn answer_with_function(
+    run: &RunDir,
+    name: &str,
+    call: AnswerFunction,
+    concurrency: usize,
+    interrupted: &dyn Fn() -> bool,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<StageOutcome> {
+    crate::config::check_system_name(name)?;
+    let system = run.system(name);
+    let index_dir = run.index();
+    let SystemStage {
+        started,
+        key,
+        benchmark,
+        index,
+    } = SystemStage::start(&run.benchmark(), Some(&index_dir), name, &system)?;
+    let marker = system.root().join(crate::systems::ADDED_SYSTEM);
+    if !marker.exists() {
+        write_atomic(
+            &marker,
+            serde_json::json!({"name": name, "kind": "python"})
+                .to_string()
+                .as_bytes(),
+        )?;
+    }
+    let runtime = runtime()?;
+    let outcome = runtime.block_on(async {
+        let answers = crate::systems::FunctionAnswers {
+            name,
+            call,
+            index: index.as_ref(),
+        };
+        let stage = run_system_stage(
+            &key,
+            &benchmark,
+            &answers,
+            &system,
+            concurrency.max(1),
+            reporter,
+        );
+        let watch = async {
+            let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
+            loop {
+                tick.tick().await;
+                if interrupted() {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            outcome = stage => outcome,
+            () = watch => anyhow::bail!(
+                "{key}: interrupted; the answers written so far are kept in {} and the next \
+        call goes on from there",
+                system.answers().display()
+            ),
+        }
+    })?;
+    drop(runtime);
+    report(&key, &outcome, &[], &system.failures("answer"), reporter);
+    record_stage(
+        run,
+        &key,
+        started,
+        &outcome,
+        &[&run.benchmark()],
+        &[&system.answers()],
+        Vec::new(),
     )?;
     Ok(outcome)
 }

@@ -44,17 +44,40 @@ pub fn systems_of_run(run: &RunDir) -> anyhow::Result<Vec<(String, SystemDir)>> 
     } else {
         Vec::new()
     };
-    if names.is_empty() {
-        return Ok(vec![(MAIN_SYSTEM.to_owned(), run.main_system())]);
-    }
-    Ok(names
-        .into_iter()
-        .map(|name| {
+    let mut systems: Vec<(String, SystemDir)> = if names.is_empty() {
+        vec![(MAIN_SYSTEM.to_owned(), run.main_system())]
+    } else {
+        names
+            .into_iter()
+            .map(|name| {
+                let dir = run.system(&name);
+                (name, dir)
+            })
+            .collect()
+    };
+    // Systems added to the run after it was made (a Python function's answers, by
+    // `answer_with`), each marked by `systems/<name>/system.json`, in name order.
+    let mut added: Vec<String> = match std::fs::read_dir(run.root().join("systems")) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.path().join(ADDED_SYSTEM).is_file())
+            .filter_map(|entry| entry.file_name().to_str().map(str::to_owned))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    added.sort();
+    for name in added {
+        if !systems.iter().any(|(known, _)| *known == name) {
             let dir = run.system(&name);
-            (name, dir)
-        })
-        .collect())
+            systems.push((name, dir));
+        }
+    }
+    Ok(systems)
 }
+
+/// The file that marks `systems/<name>/` as a system added to a run after it was made:
+/// `{"name", "kind"}` (kind `python` for a function's answers).
+pub const ADDED_SYSTEM: &str = "system.json";
 
 /// The system `name` of a run (None: its first), or an error listing the run's systems.
 pub fn system_of_run(run: &RunDir, name: Option<&str>) -> anyhow::Result<(String, SystemDir)> {
@@ -685,6 +708,41 @@ impl hierarag_pipeline::AnswerSystem for CommandAnswers<'_> {
             self.name,
             "command",
             serde_json::json!({ "command": self.command }),
+        )
+    }
+}
+
+/// A system that answers with a function ([`crate::stages::AnswerFunction`]): its reply made
+/// an answer record as a program's is.
+pub struct FunctionAnswers<'a> {
+    pub name: &'a str,
+    pub call: crate::stages::AnswerFunction,
+    pub index: Option<&'a hierarag_index::Bm25Index>,
+}
+
+impl std::fmt::Debug for FunctionAnswers<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FunctionAnswers")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl hierarag_pipeline::AnswerSystem for FunctionAnswers<'_> {
+    async fn answer(&self, record: &BenchmarkRecord) -> Result<AnswerRecord, String> {
+        let call = std::sync::Arc::clone(&self.call);
+        let owned = record.clone();
+        let value = tokio::task::spawn_blocking(move || call(&owned))
+            .await
+            .map_err(|error| format!("the function did not return: {error}"))??;
+        let reply = hierarag_systems::Reply::from_json(value)?;
+        reply_record(
+            record,
+            reply,
+            self.index,
+            self.name,
+            "python",
+            serde_json::json!({}),
         )
     }
 }

@@ -287,6 +287,15 @@ fn excerpt(line: &str) -> String {
     text
 }
 
+impl Reply {
+    /// A reply from its JSON form, as a program gives it: `{"answer": "...", "contexts":
+    /// [...]}`, contexts absent, or a list of strings (texts) or of objects with `doc_id`
+    /// and/or `text`; an error says what does not fit.
+    pub fn from_json(value: Value) -> Result<Reply, String> {
+        parse_reply(value).map_err(|error| error.to_string())
+    }
+}
+
 /// `{"id", "answer", "contexts": [...]}`: the answer a string; contexts absent, or a list of
 /// strings (texts) or of objects with `doc_id` and/or `text`.
 fn parse_reply(value: Value) -> Result<Reply, CommandError> {

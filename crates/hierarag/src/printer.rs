@@ -26,7 +26,9 @@ pub fn init_logging(quiet: bool, verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
-        .init();
+        // Already set when the command line runs twice in one process (the Python package).
+        .try_init()
+        .ok();
 }
 
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {

@@ -4,37 +4,16 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use hierarag_index::Bm25Index;
-use serde::Serialize;
+use hierarag_index::{Bm25Index, SearchResult};
 
 use crate::cli::SearchArgs;
 use crate::printer::snippet;
 use crate::settings::level;
 
-#[derive(Serialize)]
-struct SearchResult {
-    rank: usize,
-    score: f32,
-    doc_id: String,
-    chunk_id: String,
-    text: String,
-}
-
 pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     let index = Bm25Index::open(&args.index)
         .with_context(|| format!("opening index {}", args.index.display()))?;
-    let mut scratch = index.scratch();
-    let hits = index.search(&mut scratch, &args.query, args.k, level(args.level));
-    let mut results = Vec::with_capacity(hits.len());
-    for (i, hit) in hits.iter().enumerate() {
-        results.push(SearchResult {
-            rank: i + 1,
-            score: hit.score,
-            doc_id: index.doc_id(hit).to_string(),
-            chunk_id: index.chunk_id(hit),
-            text: index.chunk_text(hit)?,
-        });
-    }
+    let results = index.search_results(&args.query, args.k, level(args.level))?;
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &results)?;

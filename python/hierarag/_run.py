@@ -1,0 +1,280 @@
+"""A run directory as data: its benchmark, each system's answers and scores, the analysis and
+the comparison as pandas DataFrames, and its HTML report shown inline in Jupyter. The files are
+read and checked by the same Rust code as the command line; the DataFrames hold exactly the
+values of the JSONL files (one row a line, one column a field)."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import inspect
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
+
+import pandas as pd
+
+from . import _native
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: What an answering function returns: the answer, or a dict with ``answer`` and optionally
+#: ``contexts`` (texts, or dicts with ``doc_id`` and/or ``text``, best first).
+Reply = Union[str, Dict[str, Any]]
+AnswerFn = Callable[[str], Union[Reply, Awaitable[Reply]]]
+
+
+def _reply_json(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps({"answer": value})
+    if isinstance(value, dict):
+        if "answer" not in value:
+            raise ValueError(f"the reply has no 'answer' (keys: {', '.join(map(str, value))})")
+        return json.dumps({"answer": value["answer"], "contexts": value.get("contexts")})
+    raise TypeError(
+        f"the function returned {type(value).__name__}: return a str, or a dict with 'answer' "
+        "and optionally 'contexts'"
+    )
+
+
+class _Caller:
+    """The user's function as the compiled stage calls it, from several threads at once: a
+    coroutine function (or a function returning an awaitable) runs on one event loop of its
+    own, in a thread beside them."""
+
+    def __init__(self, fn: AnswerFn) -> None:
+        self.fn = fn
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.lock = threading.Lock()
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        with self.lock:
+            if self.loop is None:
+                self.loop = asyncio.new_event_loop()
+                threading.Thread(target=self.loop.run_forever, daemon=True).start()
+            return self.loop
+
+    def __call__(self, question: str, question_id: str) -> str:
+        value = self.fn(question)
+        if inspect.isawaitable(value):
+            value = asyncio.run_coroutine_threadsafe(_awaited(value), self._loop()).result()
+        return _reply_json(value)
+
+    def close(self) -> None:
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+async def _awaited(value: Awaitable[Reply]) -> Reply:
+    return await value
+
+
+def _frame(path: Path, kind: str) -> pd.DataFrame:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file (has that stage run?)")
+    return pd.DataFrame(json.loads(_native.read_records(os.fspath(path), kind)))
+
+
+class Analysis:
+    """``analysis.json`` of a system: the whole document as :attr:`data`, and its tables as
+    DataFrames."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def settings(self) -> Dict[str, Any]:
+        return self.data["settings"]
+
+    @property
+    def levels(self) -> pd.DataFrame:
+        """One row per category of each analysed (set, dimension, level): its size, the mean
+        of the analysed metric with its interval, the level's DiscPow and NMI, and every
+        metric's mean (``means.cs``, ``means.map``, …)."""
+        rows = []
+        for level in self.data["levels"]:
+            discpow = level.get("discpow") or {}
+            for category in level["categories"]:
+                row = {
+                    "set": level["set"],
+                    "dimension": level["dimension"],
+                    "level": level["level"],
+                    "category": category["category"],
+                    "parent": category.get("parent"),
+                    "n": category["n"],
+                    "metric": category["metric"]["value"],
+                    "metric_low": (category["metric"].get("ci") or [None, None])[0],
+                    "metric_high": (category["metric"].get("ci") or [None, None])[1],
+                    "discpow": discpow.get("value"),
+                    "discpow_p": level.get("discpow_p"),
+                    "nmi": level.get("nmi"),
+                }
+                row.update({f"means.{k}": v for k, v in category["means"].items()})
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+    @property
+    def dimensions(self) -> pd.DataFrame:
+        """Per dimension: the recommended granularity and the mean ρ."""
+        return pd.json_normalize(self.data["dimensions"])
+
+    @property
+    def table1(self) -> pd.DataFrame:
+        return pd.json_normalize(self.data["table1"])
+
+    @property
+    def table2(self) -> pd.DataFrame:
+        return pd.json_normalize(self.data["table2"])
+
+    @property
+    def splits(self) -> pd.DataFrame:
+        return pd.json_normalize(self.data["splits"])
+
+    @property
+    def refusals(self) -> Optional[pd.DataFrame]:
+        """Refusal precision and recall per category, when questions are marked unanswerable."""
+        refusals = self.data.get("refusals")
+        return None if refusals is None else pd.DataFrame(refusals["categories"])
+
+    def __repr__(self) -> str:
+        return f"Analysis(metric={self.settings.get('metric')!r}, levels={len(self.data['levels'])})"
+
+
+class Report:
+    """A run's HTML report; Jupyter shows it inline (in an iframe, so that its styles and
+    scripts stay its own)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def html(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    def _repr_html_(self) -> str:
+        return (
+            '<iframe style="width:100%;height:720px;border:1px solid #ccc" '
+            f'srcdoc="{html.escape(self.html, quote=True)}"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        return f"Report({os.fspath(self.path)!r})"
+
+
+class Run:
+    """A run directory (``hierarag run``'s ``[run] dir``, or any directory with a
+    ``benchmark.jsonl``)."""
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise FileNotFoundError(f"{self.path}: not a run directory")
+
+    def __repr__(self) -> str:
+        return f"Run({os.fspath(self.path)!r})"
+
+    @property
+    def systems(self) -> List[str]:
+        """The run's systems in its config's order (``main`` for a run without ``[[system]]``)."""
+        return [name for name, _ in json.loads(_native.systems(os.fspath(self.path)))]
+
+    def system_dir(self, system: Optional[str] = None) -> Path:
+        """Where a system keeps its files (the first system's when ``system`` is None)."""
+        listed = json.loads(_native.systems(os.fspath(self.path)))
+        if system is None:
+            return Path(listed[0][1])
+        for name, folder in listed:
+            if name == system:
+                return Path(folder)
+        names = ", ".join(name for name, _ in listed)
+        raise KeyError(f"{self.path}: no system {system!r}; its systems: {names}")
+
+    @property
+    def benchmark(self) -> pd.DataFrame:
+        """``benchmark.jsonl``: one row per question."""
+        return _frame(self.path / "benchmark.jsonl", "benchmark")
+
+    def answers(self, system: Optional[str] = None) -> pd.DataFrame:
+        """A system's ``answers.jsonl`` (the first system's by default)."""
+        return _frame(self.system_dir(system) / "answers.jsonl", "answers")
+
+    def scores(self, system: Optional[str] = None) -> pd.DataFrame:
+        """A system's ``scores.jsonl``: AP, nDCG@10, Recall@10, RR, CS, ROUGE-1, BLEU, refusal
+        (and the judge's grades when judged), one row per question."""
+        return _frame(self.system_dir(system) / "scores.jsonl", "scores")
+
+    def analysis_of(self, system: Optional[str] = None) -> Analysis:
+        """A system's ``analysis.json`` (the first system's by default)."""
+        path = self.system_dir(system) / "analysis.json"
+        return Analysis(json.loads(path.read_text(encoding="utf-8")))
+
+    @property
+    def analysis(self) -> Analysis:
+        """The first system's ``analysis.json`` (the one at the top of the run directory)."""
+        return Analysis(json.loads((self.path / "analysis.json").read_text(encoding="utf-8")))
+
+    @property
+    def comparison(self) -> Optional[Dict[str, Any]]:
+        """``comparison.json`` (two or more systems), or None."""
+        path = self.path / "comparison.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+    def answer_with(
+        self,
+        fn: AnswerFn,
+        system: str = "mine",
+        concurrency: int = 8,
+        evaluate: bool = True,
+        quiet: bool = False,
+    ) -> Dict[str, int]:
+        """Answers every question of the benchmark that ``system`` has not answered yet with
+        ``fn(question) -> str | dict(answer=..., contexts=[...])`` (a plain or an ``async``
+        function; a LangChain chain's ``invoke`` or a LlamaIndex query engine's ``query``
+        wrapped in one line), ``concurrency`` at a time, into ``systems/<system>/`` as a
+        system of the run. Resumable: a second call answers only what is missing, so a
+        question whose call raised (recorded in ``answer.failures.jsonl`` with the exception)
+        is tried again. Contexts given as texts are matched to the run's index to find their
+        documents. Then, with ``evaluate``, the answers are scored (``scores.jsonl``) with the
+        run's own config, so that ``analyze``, ``compare`` and ``report`` take the system in.
+        Returns the counts: ``items``, ``resumed`` (answered before), ``written``, ``failed``."""
+        caller = _Caller(fn)
+        try:
+            outcome = json.loads(
+                _native.answer_with(os.fspath(self.path), system, caller, concurrency, quiet)
+            )
+        finally:
+            caller.close()
+        if evaluate:
+            from ._stages import command
+
+            folder = self.system_dir(system)
+            options: Dict[str, Any] = {"quiet": quiet}
+            config = self._config_source()
+            if config is not None:
+                options["config"] = config
+            command(
+                "evaluate",
+                benchmark=self.path / "benchmark.jsonl",
+                answers=folder / "answers.jsonl",
+                **options,
+            )
+        return outcome
+
+    def _config_source(self) -> Optional[str]:
+        """The config file the run was made with, when it is still there."""
+        manifest = self.path / "manifest.json"
+        if not manifest.exists():
+            return None
+        source = json.loads(manifest.read_text(encoding="utf-8")).get("config", {}).get("source")
+        return source if source and Path(source).is_file() else None
+
+    def report(self) -> Report:
+        """The run's HTML report (written first when it is not there)."""
+        path = self.path / "report.html"
+        if not path.exists():
+            from ._stages import command
+
+            command("report", self.path, quiet=True)
+        return Report(path)
