@@ -13,7 +13,7 @@ The ``hierarag`` command installed with the package is the same command line.
 from ._index import Index
 from ._metrics import eval_retrieval, eval_text
 from ._native import __version__
-from ._run import Analysis, Report, Run
+from ._run import Analysis, Comparison, Report, Run
 from ._stages import (
     HieraragError,
     analyze,
@@ -33,6 +33,7 @@ from ._stages import (
 
 __all__ = [
     "Analysis",
+    "Comparison",
     "HieraragError",
     "Index",
     "Report",

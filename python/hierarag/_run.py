@@ -142,6 +142,74 @@ class Analysis:
         return f"Analysis(metric={self.settings.get('metric')!r}, levels={len(self.data['levels'])})"
 
 
+class Comparison:
+    """``comparison.json`` of a run's systems: the whole document as :attr:`data`, and its
+    per-category paired differences and means as DataFrames."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def differences(self) -> pd.DataFrame:
+        """One row per (set, dimension, level, metric, pair of systems, category): the mean
+        paired difference ``b − a`` with its interval, the t and Wilcoxon p-values (and Holm's
+        over the level's categories), wins, ties and losses; ``category`` is None for the
+        level as a whole."""
+        rows = []
+        for level in self.data["levels"]:
+            names = [c["category"] for c in level["categories"]]
+            for metric in level["metrics"]:
+                for pair in metric["pairs"]:
+                    for category, test in [(None, pair["overall"]), *zip(names, pair["categories"])]:
+                        ci = test["mean"].get("ci") or [None, None]
+                        rows.append({
+                            "set": level["set"],
+                            "dimension": level["dimension"],
+                            "level": level["level"],
+                            "metric": metric["metric"],
+                            "a": pair["a"],
+                            "b": pair["b"],
+                            "category": category,
+                            "n": test["n"],
+                            "difference": test["mean"]["value"],
+                            "low": ci[0],
+                            "high": ci[1],
+                            "t_p": test.get("t_p"),
+                            "w_p": test.get("w_p"),
+                            "t_p_holm": test.get("t_p_holm"),
+                            "w_p_holm": test.get("w_p_holm"),
+                            "wins": test.get("wins"),
+                            "ties": test.get("ties"),
+                            "losses": test.get("losses"),
+                        })
+        return pd.DataFrame(rows)
+
+    @property
+    def means(self) -> pd.DataFrame:
+        """One row per (set, dimension, level, metric, category, system): the system's mean
+        on the questions every system scored."""
+        rows = []
+        for level in self.data["levels"]:
+            names = [c["category"] for c in level["categories"]]
+            for metric in level["metrics"]:
+                for category, by_system in zip(names, metric["means"]):
+                    for system, mean in zip(metric["systems"], by_system):
+                        rows.append({
+                            "set": level["set"],
+                            "dimension": level["dimension"],
+                            "level": level["level"],
+                            "metric": metric["metric"],
+                            "category": category,
+                            "system": system,
+                            "mean": mean,
+                        })
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        names = [s["name"] for s in self.data["systems"]]
+        return f"Comparison(systems={names}, levels={len(self.data['levels'])})"
+
+
 class Report:
     """A run's HTML report; Jupyter shows it inline (in an iframe, so that its styles and
     scripts stay its own)."""
@@ -216,10 +284,12 @@ class Run:
         return Analysis(json.loads((self.path / "analysis.json").read_text(encoding="utf-8")))
 
     @property
-    def comparison(self) -> Optional[Dict[str, Any]]:
+    def comparison(self) -> Optional[Comparison]:
         """``comparison.json`` (two or more systems), or None."""
         path = self.path / "comparison.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        if not path.exists():
+            return None
+        return Comparison(json.loads(path.read_text(encoding="utf-8")))
 
     def answer_with(
         self,

@@ -75,7 +75,29 @@ def test_the_analysis_levels_are_the_category_means_of_analysis_json(finished_ru
             if categories[0]["category"] == row["category"]
         ]
         assert row["means.cs"] == pytest.approx(scores.loc[ids, "cs"].mean(), abs=1e-12)
-    assert finished_run.comparison is not None
+
+
+def test_the_comparison_tables_are_comparison_json(finished_run):
+    comparison = finished_run.comparison
+    data = json.loads((finished_run.path / "comparison.json").read_text())
+    assert comparison.data == data
+    differences = comparison.differences
+    level = data["levels"][0]
+    metric = level["metrics"][0]
+    pair = metric["pairs"][0]
+    rows = differences[
+        (differences["set"] == level["set"]) & (differences["metric"] == metric["metric"])
+    ]
+    # The level as a whole first (no category: missing, as pandas shows it), then each category.
+    assert rows["category"].isna().tolist() == [True] + [False] * len(level["categories"])
+    assert list(rows["category"])[1:] == [c["category"] for c in level["categories"]]
+    assert list(rows["difference"]) == [pair["overall"]["mean"]["value"]] + [
+        c["mean"]["value"] for c in pair["categories"]
+    ]
+    means = comparison.means
+    first = means[(means["set"] == level["set"]) & (means["metric"] == metric["metric"])]
+    assert list(first["mean"]) == [m for by_system in metric["means"] for m in by_system]
+    assert set(first["system"]) == {"bm25", "dense"}
 
 
 def test_the_report_shows_inline(finished_run):
