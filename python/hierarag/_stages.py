@@ -25,6 +25,10 @@ class HieraragError(RuntimeError):
         self.code = code
 
 
+def _arg(value: Any) -> str:
+    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+
+
 def _options(options: dict) -> List[str]:
     argv: List[str] = []
     for name, value in options.items():
@@ -33,11 +37,9 @@ def _options(options: dict) -> List[str]:
             continue
         if value is True:
             argv.append(flag)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                argv.extend([flag, os.fspath(item) if isinstance(item, os.PathLike) else str(item)])
         else:
-            argv.extend([flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)])
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                argv.extend([flag, _arg(item)])
     return argv
 
 
@@ -45,7 +47,7 @@ def command(*args: Any, **options: Any) -> int:
     """Runs ``hierarag ARGS... --OPTION VALUE...`` in this process and returns 0; raises
     :class:`HieraragError` on another exit code. ``command("eval", "retrieval", qrels=...,
     run=...)`` is ``hierarag eval retrieval --qrels ... --run ...``."""
-    argv = ["hierarag", *(os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args)]
+    argv = ["hierarag", *(_arg(a) for a in args)]
     argv += _options(options)
     code = _native.cli(argv)
     if code != 0:

@@ -413,6 +413,7 @@ base_urls = [\"{url}\"]\n"
     // The judge's values by item, and two people near them.
     let pair_ratings: Vec<Value> = records(&root.join("benchmark.judge.jsonl"));
     let grades: Vec<Value> = records(&root.join("judgements.jsonl"));
+    let scores = records(&root.join("scores.jsonl"));
     assert_eq!((pair_ratings.len(), grades.len()), (n, n));
     let mut csv = String::from(
         "item_id,annotator,correctness,hallucination,answerability,category_pick,note\n",
@@ -475,11 +476,11 @@ base_urls = [\"{url}\"]\n"
             let [_, alice, bob] = *columns[&("answers".into(), "correctness".into(), 3)]
                 .last()
                 .unwrap();
-            let score = records(&root.join("scores.jsonl"))
-                .into_iter()
+            let score = scores
+                .iter()
                 .find(|s| s["id"] == answer.question_id)
                 .unwrap();
-            answered.push(((f64::from(alice) + f64::from(bob)) / 2.0, score));
+            answered.push(((f64::from(alice) + f64::from(bob)) / 2.0, score.clone()));
         }
     }
     let filled = root.join("filled.csv");
