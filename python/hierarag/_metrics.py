@@ -9,11 +9,15 @@ from typing import Any, Dict, Mapping, Sequence
 from . import _native
 
 
-def eval_text(references: Sequence[str], predictions: Sequence[str]) -> Dict[str, Any]:
+def eval_text(
+    references: Sequence[str], predictions: Sequence[str], language: str = "en"
+) -> Dict[str, Any]:
     """ROUGE-1 (rouge-score's defaults, no stemming) and sentence BLEU (sacrebleu's defaults,
     0–100) of each prediction against its reference, their means and corpus BLEU: the dict
-    ``hierarag eval text --no-cs --json`` prints (pairs numbered from "0")."""
-    return json.loads(_native.eval_text(list(references), list(predictions)))
+    ``hierarag eval text --no-cs --json`` prints (pairs numbered from "0"). For another
+    ``language`` than English (an ISO 639-1 code: ``ko``, ``ja``, ``zh``, ``de``, ...), the
+    tokenizers of ``hierarag eval text --language``, named under ``tokenizers``."""
+    return json.loads(_native.eval_text(list(references), list(predictions), language))
 
 
 def eval_retrieval(

@@ -9,7 +9,7 @@ def cli(argv: list[str]) -> int:
 def read_records(path: str, kind: str) -> str:
     """The records of a run file as a JSON array; ``kind`` is benchmark, answers, scores or any."""
 
-def eval_text(references: list[str], predictions: list[str]) -> str:
+def eval_text(references: list[str], predictions: list[str], language: str = "en") -> str:
     """``hierarag eval text --no-cs --json`` of the pairs, as JSON text."""
 
 def eval_retrieval(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -> str:

@@ -128,6 +128,30 @@ def test_eval_text_equals_the_command_line(tmp_path):
         hierarag.eval_text(references, predictions[:2])
 
 
+def test_eval_text_in_korean_uses_its_tokenizers_as_the_command_line_does(tmp_path):
+    references = ["서울 인구는 약 천만 명입니다.", "김치는 한국의 전통 발효 음식이다."]
+    predictions = ["서울의 인구는 약 천만 명이다.", "한국 전통 발효 음식"]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        "".join(
+            json.dumps({"id": str(i), "reference": r, "prediction": p}) + "\n"
+            for i, (r, p) in enumerate(zip(references, predictions))
+        )
+    )
+    cli = subprocess.run(
+        [str(Path(sys.executable).parent / "hierarag"), "eval", "text", "--pairs", str(pairs),
+         "--no-cs", "--json", "--language", "ko"],
+        check=True, capture_output=True, text=True,
+    )
+    korean = hierarag.eval_text(references, predictions, language="ko")
+    assert korean == json.loads(cli.stdout)
+    assert korean["tokenizers"] == {"rouge1": "cjk-bigram", "bleu": "char"}
+    assert korean["pairs"][0]["rouge1"]["fmeasure"] == 0.625
+    assert hierarag.eval_text(references, predictions)["pairs"][0]["rouge1"]["fmeasure"] == 0.0
+    with pytest.raises(ValueError, match="unknown language"):
+        hierarag.eval_text(references, predictions, language="kr")
+
+
 def test_eval_retrieval_equals_the_command_line(tmp_path):
     qrels = {"q1": {"d1": 1, "d3": 2}, "q2": {"d2": 1}, "q3": {"d9": 1}}
     run = {"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.1}, "q2": {"d2": 1.0, "d4": 1.0}}

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use hierarag_llm::delimit::REFUSAL;
+use hierarag_lang::Language;
 use hierarag_llm::{ChatClient, ChatRequest, Message, f32_json};
 use hierarag_plan::PlanItem;
 use hierarag_taxonomy::Taxonomy;
@@ -71,6 +71,7 @@ pub struct ItemOutcome {
 pub struct Generator<'a> {
     taxonomy: &'a Taxonomy,
     calls: Arc<Calls>,
+    language: Language,
 }
 
 /// What a generation needs once its item's categories and persona are looked up: shared by
@@ -103,7 +104,15 @@ impl<'a> Generator<'a> {
                 filter: filter.cloned(),
                 settings,
             }),
+            language: Language::ENGLISH,
         }
+    }
+
+    /// The generator for a corpus in `language`: questions and answers are asked for in it,
+    /// and an unanswerable question's reference is its refusal sentence.
+    pub fn in_language(mut self, language: Language) -> Generator<'a> {
+        self.language = language;
+        self
     }
 
     pub fn settings(&self) -> &GenerateSettings {
@@ -165,6 +174,7 @@ impl<'a> Generator<'a> {
             personas,
             multi_doc,
             unanswerable,
+            language: self.language,
         })
     }
 
@@ -356,7 +366,7 @@ impl Calls {
             let chosen = &candidates[n];
             // An unanswerable question's reference is the refusal, whatever the model wrote.
             let answer = if spec.unanswerable {
-                REFUSAL.to_string()
+                spec.language.refusal().to_string()
             } else {
                 chosen.answer.clone()
             };

@@ -1,6 +1,7 @@
 //! The messages sent to the generator and the filter, and the JSON shapes asked of them.
 
-use hierarag_llm::delimit::{REFUSAL, neutralise_tag};
+use hierarag_lang::Language;
+use hierarag_llm::delimit::neutralise_tag;
 use hierarag_llm::{JsonSchema, Message};
 use serde_json::json;
 
@@ -26,6 +27,9 @@ pub struct QuestionSpec {
     /// The question must be on the documents' topic but not answered by them (a category
     /// marked `is_unanswerable`); its reference answer is the refusal.
     pub unanswerable: bool,
+    /// The language of the corpus, in which the question and its answer are written (for a
+    /// language other than English, one more characteristic the filter checks).
+    pub language: Language,
 }
 
 /// The system message of both the generator and the filter.
@@ -107,6 +111,13 @@ fn constraints_block(spec: &QuestionSpec) -> String {
     for (dimension, category, description) in &spec.constraints {
         block.push_str(&format!("- {dimension} = {category}: {description}\n"));
     }
+    if !spec.language.is_english() {
+        let name = spec.language.prompt_name();
+        block.push_str(&format!(
+            "- language = {name}: the question and its answer are written in {name}, the \
+language of the documents\n"
+        ));
+    }
     block
 }
 
@@ -147,7 +158,7 @@ ideas), so that a reader would expect {which} to answer it;\n\
 - not be answerable from {which}: ask for a fact it never gives (a date, number, name, cause, \
 place or detail), and make sure nothing in {which} states or implies the answer;\n"
             ),
-            format!("Every answer must be exactly: {REFUSAL}"),
+            format!("Every answer must be exactly: {}", spec.language.refusal()),
         )
     } else {
         let multi = if spec.multi_doc && documents.len() > 1 {
@@ -318,7 +329,42 @@ mod tests {
             )],
             multi_doc: false,
             unanswerable: false,
+            language: Language::ENGLISH,
         }
+    }
+
+    #[test]
+    fn a_korean_corpus_asks_for_korean_pairs_and_its_refusal() {
+        let documents = vec![SourceDocument {
+            id: "d1".into(),
+            text: "김치는 한국의 전통 발효 음식이다.".into(),
+        }];
+        let korean = QuestionSpec {
+            language: Language::from_code("ko").unwrap(),
+            ..spec()
+        };
+        let line = "- language = Korean (한국어): the question and its answer are written in \
+Korean (한국어), the language of the documents\n";
+        let user = &generation_messages(&korean, &documents, 2, 100)[1].content;
+        assert!(user.contains(line), "{user}");
+        let candidate = Candidate {
+            question: "김치는 어떤 음식인가?".into(),
+            answer: "한국의 전통 발효 음식".into(),
+        };
+        let filter =
+            &filter_messages(&korean, &documents, std::slice::from_ref(&candidate), 100)[1];
+        assert!(filter.content.contains(line), "{}", filter.content);
+        let unanswerable = QuestionSpec {
+            unanswerable: true,
+            ..korean
+        };
+        let user = &generation_messages(&unanswerable, &documents, 2, 100)[1].content;
+        assert!(user.contains(
+            "Every answer must be exactly: 주어진 문맥으로는 이 질문에 답할 수 없습니다."
+        ));
+        // English prompts carry no language line.
+        let english = &generation_messages(&spec(), &documents, 2, 100)[1].content;
+        assert!(!english.contains("- language ="), "{english}");
     }
 
     #[test]
@@ -339,7 +385,8 @@ mod tests {
             user.contains("not be answerable from the document"),
             "{user}"
         );
-        assert!(user.contains(&format!("Every answer must be exactly: {REFUSAL}")));
+        let refusal = Language::ENGLISH.refusal();
+        assert!(user.contains(&format!("Every answer must be exactly: {refusal}")));
         assert!(
             !user.contains("be answerable from the document, and"),
             "{user}"
@@ -347,7 +394,7 @@ mod tests {
         assert!(user.contains("A question answered by one fact."));
         let candidate = Candidate {
             question: "When did Ada Lovelace die?".into(),
-            answer: REFUSAL.into(),
+            answer: refusal.into(),
         };
         let filter =
             &filter_messages(&spec, &documents, std::slice::from_ref(&candidate), 100)[1].content;

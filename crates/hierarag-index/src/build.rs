@@ -9,12 +9,18 @@ use tantivy::schema::{
 };
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
-use crate::analyzer::{ANALYZER_NAME, english_analyzer};
+use hierarag_lang::{Language, LanguageMismatch, ScriptCounts};
+
+use crate::analyzer::{analyzer_for, analyzer_info, analyzer_name};
 use crate::error::IndexError;
-use crate::manifest::{self, AnalyzerInfo, BM25, Counts, FORMAT_VERSION, IndexManifest};
+use crate::manifest::{self, BM25, Counts, FORMAT_VERSION, IndexManifest};
 
 pub(crate) const DOC_TABLE_FILE: &str = "doc_ids.jsonl";
 pub(crate) const SKIPPED_FILE: &str = "skipped.jsonl";
+
+/// Text read for the language check: enough to tell the scripts apart, bounded so that it
+/// costs nothing on a large corpus.
+const SCRIPT_CHECK_BYTES: u64 = 64 << 20;
 
 /// Minimum writer heap per indexing thread that tantivy accepts.
 const MIN_HEAP_PER_THREAD: usize = 15_000_000;
@@ -31,6 +37,8 @@ pub struct BuildOptions {
     pub threads: usize,
     /// Replace an existing index in the output directory.
     pub overwrite: bool,
+    /// The corpus language, which chooses the analyzer (docs/design.md, "Languages").
+    pub language: Language,
 }
 
 impl Default for BuildOptions {
@@ -41,6 +49,7 @@ impl Default for BuildOptions {
             writer_heap_bytes: 256 << 20,
             threads: 0,
             overwrite: false,
+            language: Language::ENGLISH,
         }
     }
 }
@@ -60,6 +69,9 @@ pub enum BuildOutcome {
     Built {
         manifest: IndexManifest,
         skipped: Vec<Skipped>,
+        /// Most letters of the corpus (of its first 64 MB of text) are not in the scripts of
+        /// the configured language: the caller should warn.
+        language_mismatch: Option<LanguageMismatch>,
     },
     /// A complete index of the same corpus with the same parameters was already there.
     UpToDate { manifest: IndexManifest },
@@ -80,13 +92,13 @@ pub(crate) struct Fields {
     pub chunk_n: Field,
 }
 
-pub(crate) fn schema() -> (Schema, Fields) {
+pub(crate) fn schema(language: Language) -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let doc_id = builder.add_text_field("doc_id", STRING | STORED);
     // Frequencies but no positions: BM25 needs nothing more, and positions double the postings.
     let text_options = TextOptions::default().set_stored().set_indexing_options(
         TextFieldIndexing::default()
-            .set_tokenizer(ANALYZER_NAME)
+            .set_tokenizer(&analyzer_name(language))
             .set_index_option(IndexRecordOption::WithFreqs),
     );
     let text = builder.add_text_field("text", text_options);
@@ -102,10 +114,10 @@ pub(crate) fn schema() -> (Schema, Fields) {
     (builder.build(), fields)
 }
 
-pub(crate) fn register_analyzer(index: &Index) {
+pub(crate) fn register_analyzer(index: &Index, language: Language) {
     index
         .tokenizers()
-        .register(ANALYZER_NAME, english_analyzer());
+        .register(&analyzer_name(language), analyzer_for(language));
 }
 
 /// Builds (or confirms up to date) the index of `spec` in `out`.
@@ -140,6 +152,7 @@ pub fn build_index(
         if !options.overwrite {
             existing.check_chunking(out, &options.chunking)?;
             if existing.complete {
+                existing.check_language(out, options.language)?;
                 if existing.corpus.content_sha256 == corpus.content_sha256
                     && existing.corpus.spec.id_field == spec.id_field
                     && existing.corpus.spec.text_field == spec.text_field
@@ -182,15 +195,16 @@ pub fn build_index(
         corpus,
         chunking: options.chunking,
         chunk_unit: "whitespace".into(),
-        analyzer: AnalyzerInfo::default(),
+        language: options.language,
+        analyzer: analyzer_info(options.language),
         bm25: BM25,
         counts: Counts::default(),
     };
     manifest.write(out)?;
 
-    let (schema, fields) = schema();
+    let (schema, fields) = schema(options.language);
     let index = Index::create_in_dir(out, schema)?;
-    register_analyzer(&index);
+    register_analyzer(&index, options.language);
     let mut writer: IndexWriter<TantivyDocument> =
         index.writer_with_num_threads(threads, options.writer_heap_bytes)?;
 
@@ -199,8 +213,12 @@ pub fn build_index(
         BufWriter::new(std::fs::File::create(&doc_table_path).map_err(io_err(&doc_table_path))?);
     let mut documents = spec.documents(options.on_error)?;
     let mut counts = BuildProgress::default();
+    let mut letters = ScriptCounts::default();
     for document in documents.by_ref() {
         let document = document?;
+        if counts.text_bytes < SCRIPT_CHECK_BYTES {
+            letters.add(&document.text);
+        }
         let doc_ord = counts.documents;
         for chunk in chunks(&document.text, &options.chunking) {
             let mut doc = TantivyDocument::default();
@@ -252,7 +270,11 @@ pub fn build_index(
     };
     manifest.complete = true;
     manifest.write(out)?;
-    Ok(BuildOutcome::Built { manifest, skipped })
+    Ok(BuildOutcome::Built {
+        manifest,
+        skipped,
+        language_mismatch: letters.check(options.language),
+    })
 }
 
 /// Says why nothing is left to index. An empty input stops the read under `--on-error fail`

@@ -22,6 +22,12 @@ pub enum IndexError {
         found: String,
         wanted: String,
     },
+    #[error("{path}: the index was built for language {found} ({found_name}), but {wanted} ({wanted_name}) was asked for; its terms were cut by another analyzer: use another --out directory, or --overwrite to rebuild", path = path.display(), found_name = found.name(), wanted_name = wanted.name())]
+    LanguageMismatch {
+        path: PathBuf,
+        found: hierarag_lang::Language,
+        wanted: hierarag_lang::Language,
+    },
     #[error("{path}: the index was built from a different corpus (content hash {found}, now {wanted}); use --overwrite to rebuild", path = path.display())]
     CorpusChanged {
         path: PathBuf,

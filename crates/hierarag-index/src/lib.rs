@@ -1,9 +1,11 @@
 //! The BM25 index: the one crate that knows tantivy.
 //!
 //! [`build_index`] streams a corpus (via `hierarag-corpus`), cuts each document into chunks and
-//! indexes every chunk with tantivy (analyzer: lowercase, English stop words, English stemming;
-//! BM25 k1 = 1.2, b = 0.75), writing `manifest.json` beside the index so that it is never reused
-//! with other chunking parameters. [`Bm25Index`] opens it and answers queries: the query text is
+//! indexes every chunk with tantivy (analyzer of the corpus language: for English, the default,
+//! lowercase, English stop words, English stemming; for Chinese, Japanese and Korean, CJK
+//! bigrams; for the other languages, Unicode words with their Snowball stemmer; BM25 k1 = 1.2,
+//! b = 0.75), writing `manifest.json` beside the index so that it is never reused with other
+//! chunking parameters or another language. [`Bm25Index`] opens it and answers queries: the query text is
 //! analysed with the same analyzer and scored term-at-a-time straight over tantivy's postings,
 //! with tantivy's own BM25 weights, so scores equal a `BooleanQuery` of `TermQuery`s.
 //!
@@ -27,7 +29,7 @@ mod error;
 mod manifest;
 mod search;
 
-pub use analyzer::{ANALYZER_NAME, analyze, english_analyzer};
+pub use analyzer::{ANALYZER_NAME, analyze, analyzer_for, analyzer_name, english_analyzer};
 pub use build::{BuildOptions, BuildOutcome, BuildProgress, build_index};
 pub use error::IndexError;
 pub use manifest::{AnalyzerInfo, Bm25Params, CorpusInfo, Counts, FileFingerprint, IndexManifest};

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use hierarag_corpus::{ChunkParams, CorpusFormat, CorpusSpec};
+use hierarag_lang::Language;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -23,6 +24,10 @@ pub struct IndexManifest {
     pub chunking: ChunkParams,
     /// "whitespace": a token is a whitespace-separated word (docs/design.md, "The RAG run").
     pub chunk_unit: String,
+    /// The corpus language, which chose the analyzer (`en` for an index written before
+    /// languages existed).
+    #[serde(default)]
+    pub language: Language,
     pub analyzer: AnalyzerInfo,
     pub bm25: Bm25Params,
     pub counts: Counts,
@@ -86,7 +91,8 @@ pub struct Counts {
 }
 
 impl IndexManifest {
-    pub(crate) fn read(dir: &Path) -> Result<Option<IndexManifest>, IndexError> {
+    /// The manifest of the index in `dir`; `None` when there is none.
+    pub fn read(dir: &Path) -> Result<Option<IndexManifest>, IndexError> {
         let path = dir.join(MANIFEST_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -107,6 +113,19 @@ impl IndexManifest {
         text.push('\n');
         hierarag_fs::write_atomic(&path, text.as_bytes())
             .map_err(|source| IndexError::Io { path, source })
+    }
+
+    /// Refuses an index built for another language than `wanted`: its terms were cut by another
+    /// analyzer.
+    pub fn check_language(&self, dir: &Path, wanted: Language) -> Result<(), IndexError> {
+        if self.language != wanted {
+            return Err(IndexError::LanguageMismatch {
+                path: dir.to_path_buf(),
+                found: self.language,
+                wanted,
+            });
+        }
+        Ok(())
     }
 
     /// Refuses an index built with other chunking parameters than `wanted`.

@@ -20,7 +20,7 @@ use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, InvertedIndexReader, ReloadPolicy, Term};
 
-use crate::analyzer::english_analyzer;
+use crate::analyzer::analyzer_for;
 use crate::build::{DOC_TABLE_FILE, register_analyzer};
 use crate::error::IndexError;
 use crate::manifest::IndexManifest;
@@ -138,7 +138,7 @@ impl Bm25Index {
             });
         }
         let index = Index::open_in_dir(dir)?;
-        register_analyzer(&index);
+        register_analyzer(&index, manifest.language);
         let schema = index.schema();
         let text_field = schema.get_field("text")?;
         let reader = index
@@ -236,7 +236,7 @@ impl Bm25Index {
                 .map(|s| vec![0.0; s.max_doc as usize])
                 .collect(),
             touched: vec![Vec::new(); self.segments.len()],
-            analyzer: english_analyzer(),
+            analyzer: analyzer_for(self.manifest.language),
             candidates: Vec::new(),
         }
     }

@@ -557,3 +557,143 @@ fn shared_index() -> &'static Bm25Index {
         })
         .1
 }
+
+/// The Korean example corpus: twelve paragraphs of Korean Wikipedia.
+fn korean_spec() -> CorpusSpec {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/korean/corpus.jsonl");
+    CorpusSpec::new([corpus.to_string_lossy().into_owned()])
+}
+
+fn korean_options(language: &str) -> BuildOptions {
+    BuildOptions {
+        chunking: ChunkParams {
+            size: 24,
+            overlap: 0,
+        },
+        threads: 2,
+        writer_heap_bytes: 30_000_000,
+        language: hierarag_lang::Language::from_code(language).unwrap(),
+        ..BuildOptions::default()
+    }
+}
+
+#[test]
+fn a_korean_index_cuts_bigrams_and_scores_equal_tantivy_with_its_analyzer() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = korean_spec();
+    let (ko_dir, en_dir) = (dir.path().join("ko"), dir.path().join("en"));
+    let built = build_index(&spec, &ko_dir, &korean_options("ko"), &mut |_| {}).unwrap();
+    let BuildOutcome::Built {
+        language_mismatch, ..
+    } = &built
+    else {
+        panic!("a new index")
+    };
+    assert_eq!(*language_mismatch, None);
+    assert_eq!(built.manifest().language.code(), "ko");
+    assert_eq!(built.manifest().analyzer.name, "hierarag_ko");
+    // The same corpus as English: built, with a warning that suggests Korean.
+    let english = build_index(&spec, &en_dir, &korean_options("en"), &mut |_| {}).unwrap();
+    let BuildOutcome::Built {
+        language_mismatch: Some(mismatch),
+        ..
+    } = &english
+    else {
+        panic!("a warning for Korean text indexed as English")
+    };
+    assert_eq!(mismatch.suggestion.map(|l| l.code()), Some("ko"));
+    assert!(
+        mismatch.share < 0.1 && mismatch.dominant_share > 0.9,
+        "{mismatch}"
+    );
+
+    let korean = Bm25Index::open(&ko_dir).unwrap();
+    let english = Bm25Index::open(&en_dir).unwrap();
+    let top = |index: &Bm25Index, query: &str| -> Option<String> {
+        let mut scratch = index.scratch();
+        index
+            .search(&mut scratch, query, 1, Level::Doc)
+            .first()
+            .map(|hit| index.doc_id(hit).to_string())
+    };
+    // Query words with other particles than the document's (블루스는 / 블루스(Blues)는, 고원이
+    // / 고원은): bigrams find the paragraph, whole words find nothing of it.
+    for (query, doc) in [
+        ("블루스는 어디에서 생겨났나", "kowiki-블루스"),
+        ("금강산에는 어떤 이름들이 있나", "kowiki-금강산"),
+    ] {
+        assert_eq!(top(&korean, query).as_deref(), Some(doc), "{query}");
+        assert_ne!(top(&english, query).as_deref(), Some(doc), "{query}");
+    }
+
+    // Scores equal tantivy's BooleanQuery of TermQuerys under the same analyzer.
+    let index = Index::open_in_dir(&ko_dir).unwrap();
+    let language = hierarag_lang::Language::from_code("ko").unwrap();
+    index.tokenizers().register(
+        &hierarag_index::analyzer_name(language),
+        hierarag_index::analyzer_for(language),
+    );
+    let text = index.schema().get_field("text").unwrap();
+    let searcher = index.reader().unwrap().searcher();
+    for query in ["정사각형 체스보드", "티베트 고원의 형성", "NTSC 방송 방식"] {
+        let terms = hierarag_index::analyze(&mut hierarag_index::analyzer_for(language), query);
+        assert!(terms.len() >= 3, "{terms:?}");
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(
+                    Term::from_field_text(text, t),
+                    IndexRecordOption::WithFreqs,
+                ));
+                (Occur::Should, q)
+            })
+            .collect();
+        let theirs = searcher
+            .search(
+                &BooleanQuery::new(clauses),
+                &TopDocs::with_limit(10_000).order_by_score(),
+            )
+            .unwrap();
+        let ours = our_scores(&korean, query, 10_000);
+        assert_eq!(ours.len(), theirs.len(), "{query}");
+        assert!(!ours.is_empty(), "{query}");
+        let mut ours: Vec<f32> = ours.iter().map(|(_, score)| *score).collect();
+        let mut theirs: Vec<f32> = theirs.iter().map(|(score, _)| *score).collect();
+        ours.sort_by(f32::total_cmp);
+        theirs.sort_by(f32::total_cmp);
+        for (a, b) in ours.iter().zip(&theirs) {
+            assert!(
+                (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                "{query}: {a} vs {b}"
+            );
+        }
+    }
+
+    // Reusing the index for another language is refused; --overwrite rebuilds it.
+    let error = build_index(&spec, &ko_dir, &korean_options("en"), &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(error, IndexError::LanguageMismatch { .. }),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("built for language ko (Korean), but en (English)"),
+        "{message}"
+    );
+    assert!(message.contains("--overwrite"), "{message}");
+}
+
+#[test]
+fn an_index_written_before_languages_existed_opens_as_english() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = build(dir.path(), 20);
+    let path = out.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(manifest["language"], "en");
+    manifest.as_object_mut().unwrap().remove("language");
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let index = Bm25Index::open(&out).unwrap();
+    assert!(index.manifest().language.is_english());
+    assert!(!our_scores(&index, "Moon astronauts", 5).is_empty());
+}

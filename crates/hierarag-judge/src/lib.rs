@@ -11,9 +11,9 @@
 //!
 //! ```no_run
 //! # async fn demo(client: &hierarag_llm::ChatClient) {
-//! use hierarag_judge::{AnswerInput, Judge, JudgeSettings};
+//! use hierarag_judge::{AnswerInput, Judge, JudgeSettings, Language};
 //!
-//! let judge = Judge::new(client, JudgeSettings::default());
+//! let judge = Judge::new(client, JudgeSettings::default(), Language::ENGLISH);
 //! let input = AnswerInput {
 //!     question: "Who wrote Hamlet?".into(),
 //!     reference: "William Shakespeare.".into(),
@@ -32,6 +32,7 @@ mod rubric;
 use std::sync::Arc;
 
 use hierarag_generate::ModelInfo;
+pub use hierarag_lang::Language;
 use hierarag_llm::{ChatClient, ChatRequest, LlmError, Message};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -205,14 +206,18 @@ pub struct Judge {
 struct Inner {
     client: ChatClient,
     settings: JudgeSettings,
+    language: Language,
 }
 
 impl Judge {
-    pub fn new(client: &ChatClient, settings: JudgeSettings) -> Judge {
+    /// A judge of texts in `language` (for another language than English the prompts say so,
+    /// and ask for the reason in it).
+    pub fn new(client: &ChatClient, settings: JudgeSettings, language: Language) -> Judge {
         Judge {
             inner: Arc::new(Inner {
                 client: client.clone(),
                 settings,
+                language,
             }),
         }
     }
@@ -244,6 +249,7 @@ impl Judge {
             &input.reference,
             &input.answer,
             &input.contexts,
+            inner.language,
         );
         let (scores, reason) = inner.ask(id, "answer", messages, &ANSWER_SCALES).await?;
         if input.unanswerable {
@@ -261,7 +267,7 @@ impl Judge {
         reference: &str,
         documents: &[String],
     ) -> Result<PairRating, String> {
-        let messages = pair_messages(question, reference, documents);
+        let messages = pair_messages(question, reference, documents, self.inner.language);
         let (scores, reason) = self.inner.ask(id, "pair", messages, &PAIR_SCALES).await?;
         Ok(PairRating {
             id: id.to_string(),
@@ -377,7 +383,10 @@ mod tests {
             &ClientSettings::default(),
         )
         .unwrap();
-        (Judge::new(&client, JudgeSettings::default()), backend)
+        (
+            Judge::new(&client, JudgeSettings::default(), Language::ENGLISH),
+            backend,
+        )
     }
 
     fn input(refused: bool, unanswerable: bool) -> AnswerInput {

@@ -31,7 +31,11 @@
 //!   tokenizer [`rouge_tokenize`];
 //! - [`sentence_bleu`] and [`corpus_bleu`] → [`BleuScore`] (0–100), equal to `sacrebleu` 2.6.0
 //!   with its defaults (13a tokenizer [`tokenize_13a`], exp smoothing, effective order for
-//!   sentences only).
+//!   sentences only);
+//! - for corpora in other languages, [`TextTokenizers::for_language`] picks the tokenizers:
+//!   ROUGE-1 over Unicode words or CJK bigrams ([`RougeTokenizer`], rouge-score with that
+//!   tokenizer) and sacrebleu's `zh` or `char` tokenizer ([`BleuTokenizer`]), checked against
+//!   rouge-score and sacrebleu by `tests/multilingual_oracle.rs`.
 //!
 //! # Example
 //!
@@ -84,6 +88,7 @@ pub use measures::{
 pub use qrels::Qrels;
 pub use run::{Run, ScoredDoc, format_run_line, trec_order, trec_ranking};
 pub use text::{
-    BLEU_MAX_ORDER, BleuScore, RougeScore, corpus_bleu, rouge_tokenize, rouge1, sentence_bleu,
-    tokenize_13a,
+    BLEU_MAX_ORDER, BleuScore, BleuTokenizer, RougeScore, RougeTokenizer, TextTokenizers,
+    corpus_bleu, corpus_bleu_with, is_sacrebleu_chinese, rouge_tokenize, rouge1, rouge1_with,
+    sentence_bleu, sentence_bleu_with, tokenize_13a, tokenize_char, tokenize_zh,
 };

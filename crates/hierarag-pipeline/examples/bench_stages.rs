@@ -411,7 +411,12 @@ fn main() {
         })
         .collect();
     let retriever = FixedChunks(chunks);
-    let answerer = Answerer::new(&retriever, &client, AnswerSettings::default());
+    let answerer = Answerer::new(
+        &retriever,
+        &client,
+        AnswerSettings::default(),
+        Default::default(),
+    );
     let stage = AnswerStage {
         benchmark: &benchmark,
         answerer: &answerer,
@@ -434,6 +439,7 @@ fn main() {
             "What is the river called?",
             &retriever.0,
             AnswerSettings::default().max_chunk_words,
+            Default::default(),
         ));
         serde_json::to_vec(&backend.request_body(&request)).unwrap()
     };

@@ -28,5 +28,5 @@ pub use journal::{
 pub use stages::{
     AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, JudgeStage, NoProgress,
     Progress, RatePairsStage, ScoreRecord, StageOutcome, SystemAnswerStage, TagStage, answer_seed,
-    cosine, merge_grades, score, write_failures,
+    cosine, merge_grades, score, score_with, write_failures,
 };

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use hierarag_generate::{BenchmarkRecord, Generator, ItemOutcome, SourceDocument};
 use hierarag_judge::{AnswerGrade, AnswerInput, Judge};
 use hierarag_llm::Embedder;
-use hierarag_metrics::{ScoredDoc, evaluate_query};
+use hierarag_metrics::{ScoredDoc, TextTokenizers, evaluate_query};
 use hierarag_plan::PlanItem;
 use hierarag_rag::{AnswerRecord, Answerer};
 use hierarag_tag::Tagger;
@@ -619,9 +619,11 @@ pub struct ScoreRecord {
     pub rr: Option<f64>,
     /// Cosine similarity of the MiniLM embeddings of answer and reference.
     pub cs: f64,
-    /// ROUGE-1 F-measure (rouge-score's defaults).
+    /// ROUGE-1 F-measure (rouge-score's defaults; for another language than English, over the
+    /// language's tokens: docs/design.md, "Languages").
     pub rouge1: f64,
-    /// Sentence BLEU, 0–100 (sacrebleu's defaults).
+    /// Sentence BLEU, 0–100 (sacrebleu's defaults; for Chinese, Japanese and Korean, its `zh`
+    /// or `char` tokenizer).
     pub bleu: f64,
     pub refused: bool,
     /// The system's refusal was right: it refused a question marked unanswerable, or answered
@@ -660,6 +662,9 @@ pub struct EvaluateStage<'a> {
     pub failures: &'a Path,
     /// Questions embedded per request (two texts each).
     pub batch: usize,
+    /// The tokenizers of ROUGE-1 and BLEU, chosen by the corpus language (the English
+    /// defaults: rouge-score's and 13a).
+    pub tokenizers: TextTokenizers,
 }
 
 impl EvaluateStage<'_> {
@@ -719,7 +724,13 @@ impl EvaluateStage<'_> {
             };
             for (n, answer) in batch.iter().enumerate() {
                 let reference = references[answer.id.as_str()];
-                let score = score(answer, reference, &vectors[2 * n], &vectors[2 * n + 1]);
+                let score = score_with(
+                    answer,
+                    reference,
+                    &vectors[2 * n],
+                    &vectors[2 * n + 1],
+                    &self.tokenizers,
+                );
                 scores.append(&score)?;
                 written += 1;
             }
@@ -754,12 +765,29 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
-/// Every metric of one answer.
+/// Every metric of one answer, with the English tokenizers of the text metrics.
 pub fn score(
     answer: &AnswerRecord,
     reference: &BenchmarkRecord,
     answer_vector: &[f32],
     reference_vector: &[f32],
+) -> ScoreRecord {
+    score_with(
+        answer,
+        reference,
+        answer_vector,
+        reference_vector,
+        &TextTokenizers::default(),
+    )
+}
+
+/// Every metric of one answer, ROUGE-1 and BLEU with `tokenizers`.
+pub fn score_with(
+    answer: &AnswerRecord,
+    reference: &BenchmarkRecord,
+    answer_vector: &[f32],
+    reference_vector: &[f32],
+    tokenizers: &TextTokenizers,
 ) -> ScoreRecord {
     let relevant = reference.doc_ids.iter().map(|id| (id.clone(), 1)).collect();
     let ranking: Vec<ScoredDoc> = answer
@@ -783,8 +811,12 @@ pub fn score(
         recall_10: of(|r| r.recall_10),
         rr: of(|r| r.recip_rank),
         cs: cosine(answer_vector, reference_vector) + 0.0,
-        rouge1: hierarag_metrics::rouge1(&reference.answer, &answer.answer).fmeasure,
-        bleu: hierarag_metrics::sentence_bleu(&answer.answer, &[reference.answer.as_str()]).score,
+        rouge1: tokenizers
+            .rouge1(&reference.answer, &answer.answer)
+            .fmeasure,
+        bleu: tokenizers
+            .sentence_bleu(&answer.answer, &[reference.answer.as_str()])
+            .score,
         refused: answer.refused,
         refusal_correct: Some(answer.refused == reference.unanswerable),
         judge_correctness: None,

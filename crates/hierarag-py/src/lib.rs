@@ -44,9 +44,17 @@ fn json_of<T: serde::Serialize>(value: T) -> PyResult<String> {
 }
 
 /// ROUGE-1 (rouge-score's defaults) and sentence BLEU (sacrebleu's) of each prediction against
-/// its reference, their means and corpus BLEU, as `hierarag eval text --no-cs --json`.
+/// its reference, their means and corpus BLEU, as `hierarag eval text --no-cs --json`; for
+/// another `language` than English, with its tokenizers.
 #[pyfunction]
-fn eval_text(references: Vec<String>, predictions: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (references, predictions, language = "en"))]
+fn eval_text(
+    references: Vec<String>,
+    predictions: Vec<String>,
+    language: &str,
+) -> PyResult<String> {
+    let language = hierarag_lang::Language::from_code(language)
+        .map_err(|error| PyValueError::new_err(error.to_string()))?;
     if references.len() != predictions.len() {
         return Err(PyValueError::new_err(format!(
             "{} references but {} predictions: give one prediction per reference",
@@ -64,7 +72,7 @@ fn eval_text(references: Vec<String>, predictions: Vec<String>) -> PyResult<Stri
             prediction,
         })
         .collect();
-    json_of(evaluate(&pairs, None))
+    json_of(evaluate(&pairs, None, language))
 }
 
 /// trec_eval's measures of `run` against `qrels`, as `hierarag eval retrieval --json`: the

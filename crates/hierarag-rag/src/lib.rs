@@ -49,7 +49,7 @@ mod retrieve;
 
 pub use answer::{
     AnswerModel, AnswerRecord, AnswerSettings, AnswerUsage, Answerer, ChunkRef, REFUSAL,
-    answer_messages, is_refusal,
+    answer_messages, is_refusal, is_refusal_in,
 };
 pub use dense::{DenseProgress, DenseRetriever, EMBEDDINGS_FILE, META_FILE};
 pub use error::RagError;

@@ -134,6 +134,7 @@ pub fn run(
         writer_heap_bytes: config.index.writer_heap_mb << 20,
         threads: config.index.threads,
         overwrite: false,
+        language: corpus.language,
     };
     let built = crate::index::build(&spec, &run.index(), &build, reporter)?;
     let n_documents = built.manifest().counts.documents as usize;

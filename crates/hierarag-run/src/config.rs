@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_generate::GenerateSettings;
+use hierarag_lang::Language;
 use hierarag_llm::{CacheSetting, ChatBackendKind, EmbedBackendKind, EmbeddingsConfig, LlmConfig};
 use hierarag_rag::{AnswerSettings, RetrieverKind};
 use serde::de::DeserializeOwned;
@@ -407,7 +408,9 @@ impl Default for RunSection {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CorpusSection {
-    /// Files, globs, directories, or `wiki-sample`.
+    /// Files, globs, directories, or `wiki-sample`. Required by `hierarag run`; a config of the
+    /// stand-alone stages may have a `[corpus]` table with only `language`.
+    #[serde(default)]
     pub inputs: Vec<String>,
     /// Detected from each path when absent.
     #[serde(default)]
@@ -418,6 +421,12 @@ pub struct CorpusSection {
     pub text_field: String,
     #[serde(default)]
     pub on_error: OnError,
+    /// The corpus language (ISO 639-1; docs/design.md, "Languages"): the index's analyzer, the
+    /// text metrics' tokenizers, the language prompts ask for and the refusal sentence. Left
+    /// out of the resolved config when English, so that English runs record what they always
+    /// did.
+    #[serde(default, skip_serializing_if = "Language::is_english")]
+    pub language: Language,
 }
 
 impl CorpusSection {
@@ -876,7 +885,7 @@ impl RunConfig {
         if require_corpus && corpus.is_none() {
             bail!("{source}: no [corpus] table; add one, e.g. [corpus] inputs = [\"wiki-sample\"]");
         }
-        if let (Some(corpus), Some(span)) = (&corpus, corpus_span)
+        if let (true, Some(corpus), Some(span)) = (require_corpus, &corpus, corpus_span)
             && corpus.inputs.is_empty()
         {
             return Err(document.error_at("corpus", span, "inputs is empty"));
@@ -1171,6 +1180,40 @@ pub fn model_config(path: Option<&Path>) -> anyhow::Result<RunConfig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_corpus_language_is_english_by_default_and_recorded_only_when_it_is_not() {
+        let english =
+            RunConfig::parse("[corpus]\ninputs = [\"a\"]\n", Path::new("r.toml")).unwrap();
+        assert!(english.corpus.as_ref().unwrap().language.is_english());
+        assert!(english.to_json()["corpus"].get("language").is_none());
+        let korean = RunConfig::parse(
+            "[corpus]\ninputs = [\"a\"]\nlanguage = \"ko\"\n",
+            Path::new("r.toml"),
+        )
+        .unwrap();
+        assert_eq!(korean.to_json()["corpus"]["language"], "ko");
+        let error = RunConfig::parse(
+            "[corpus]\ninputs = [\"a\"]\nlanguage = \"kr\"\n",
+            Path::new("r.toml"),
+        )
+        .unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("unknown language \"kr\""), "{message}");
+        // The stand-alone stages' config may name only the language; `hierarag run` needs inputs.
+        let path =
+            std::env::temp_dir().join(format!("hierarag-language-{}.toml", std::process::id()));
+        std::fs::write(&path, "[corpus]\nlanguage = \"ko\"\n").unwrap();
+        let stand_alone = model_config(Some(&path)).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(stand_alone.corpus.unwrap().language.code(), "ko");
+        let error =
+            RunConfig::parse("[corpus]\nlanguage = \"ko\"\n", Path::new("r.toml")).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("inputs is empty"),
+            "{error:#}"
+        );
+    }
 
     #[test]
     fn systems_are_read_in_order_with_their_own_settings() {

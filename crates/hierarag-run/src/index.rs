@@ -39,7 +39,11 @@ pub fn build(
             counts.documents,
             counts.chunks
         )),
-        BuildOutcome::Built { skipped, .. } => {
+        BuildOutcome::Built {
+            skipped,
+            language_mismatch,
+            ..
+        } => {
             let secs = started.elapsed().as_secs_f64();
             reporter.note(&format!(
                 "indexed {} documents into {} chunks of ≤{} words ({:.1} MB of text) in {:.1} s: {:.0} docs/s, {:.1} MB/s",
@@ -51,6 +55,9 @@ pub fn build(
                 counts.documents as f64 / secs,
                 counts.text_bytes as f64 / 1e6 / secs
             ));
+            if let Some(mismatch) = language_mismatch {
+                reporter.warn(&format!("{}: {mismatch}", out.display()));
+            }
             if !skipped.is_empty() {
                 reporter.note(&format!(
                     "skipped {} (listed in {}); first: {}",

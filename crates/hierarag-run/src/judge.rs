@@ -49,7 +49,11 @@ pub fn judge_answers(
     let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
     let passages = passages_of(run, &answers, &key, reporter)?;
     let client = chat_client(config.judge_llm(), run.root(), reporter)?;
-    let judge = Judge::new(&client, config.judge.clone());
+    let judge = Judge::new(
+        &client,
+        config.judge.clone(),
+        crate::language::of_run(Some(config), run),
+    );
     let (judgements, failures) = (system.judgements(), system.failures("judge"));
     let stage = JudgeStage {
         benchmark: &benchmark,
@@ -181,7 +185,11 @@ rates them against the documents that were",
         ));
     }
     let client = chat_client(config.judge_llm(), run.root(), reporter)?;
-    let judge = Judge::new(&client, config.judge.clone());
+    let judge = Judge::new(
+        &client,
+        config.judge.clone(),
+        crate::language::of_run(Some(config), run),
+    );
     let (ratings, failures) = (run.benchmark_judgements(), run.failures(key));
     let stage = RatePairsStage {
         benchmark: &benchmark,

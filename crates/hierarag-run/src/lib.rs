@@ -46,6 +46,7 @@ pub mod export;
 pub mod import;
 pub mod index;
 pub mod judge;
+pub mod language;
 pub mod layout;
 pub mod manifest;
 pub mod models;

@@ -10,6 +10,7 @@ use anyhow::Context;
 use hierarag_corpus::{CorpusSpec, OnError};
 use hierarag_generate::{BenchmarkRecord, Generator};
 use hierarag_llm::{ChatClient, LlmConfig};
+use hierarag_metrics::TextTokenizers;
 use hierarag_pipeline::{
     AnswerStage, EvaluateStage, Failure, GenerateStage, StageOutcome, file_fingerprint,
     file_sha256, read_input, write_atomic, write_failures, write_values_atomic,
@@ -179,7 +180,8 @@ pub fn generate(
         &generator_client,
         filter_client.as_ref(),
         config.generate.clone(),
-    );
+    )
+    .in_language(crate::language::of_run(Some(config), run));
     let (benchmark, rejects, failures) = (run.benchmark(), run.rejects(), run.failures("generate"));
     let stage = GenerateStage {
         plan: &plan,
@@ -230,6 +232,11 @@ pub fn retriever(
     );
     if kind == RetrieverKind::Bm25 {
         return Ok(Box::new(Bm25Retriever::new(index)));
+    }
+    if let Some(warning) =
+        crate::language::embeddings_warning(index.manifest().language, &config.embeddings)
+    {
+        reporter.warn(&format!("{} retrieval: {warning}", kind.as_str()));
     }
     // The chunk embeddings are stored beside the index; a response cache would only copy them.
     let mut embeddings = config.embeddings.clone();
@@ -294,7 +301,13 @@ pub fn answer(
     let runtime = runtime()?;
     let retriever = retriever(config.retriever, index_dir, config, &runtime, reporter)?;
     let answer_client = chat_client(config.answerer_llm(), run.root(), reporter)?;
-    let answerer = Answerer::new(retriever.as_ref(), &answer_client, config.answer.clone());
+    let language = crate::language::of_run(Some(config), run);
+    let answerer = Answerer::new(
+        retriever.as_ref(),
+        &answer_client,
+        config.answer.clone(),
+        language,
+    );
     let (answers, failures) = (system.answers(), system.failures("answer"));
     let stage = AnswerStage {
         benchmark: &benchmark,
@@ -338,6 +351,8 @@ pub fn evaluate(
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
+    let language = crate::language::of_run(Some(config), run);
+    warn_language(&key, language, config, &benchmark, &answers, reporter);
     let embedder = Arc::new(embedder(&config.embeddings, run.root(), reporter)?);
     let (scores, failures) = (system.scores(), system.failures("evaluate"));
     let stage = EvaluateStage {
@@ -347,6 +362,7 @@ pub fn evaluate(
         scores: &scores,
         failures: &failures,
         batch: config.evaluate.batch,
+        tokenizers: TextTokenizers::for_language(language),
     };
     let counter = stage_counter(reporter, &key);
     let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
@@ -371,6 +387,32 @@ pub fn evaluate(
         usages,
     )?;
     Ok(outcome)
+}
+
+/// Warns before scoring when most letters of the references and answers are not in the
+/// configured language, when CS is taken with the English MiniLM on another language, and says
+/// which tokenizers the text metrics use for a language other than English.
+fn warn_language(
+    key: &str,
+    language: hierarag_lang::Language,
+    config: &RunConfig,
+    benchmark: &[BenchmarkRecord],
+    answers: &[AnswerRecord],
+    reporter: &dyn Reporter,
+) {
+    let texts = benchmark
+        .iter()
+        .map(|r| r.answer.as_str())
+        .chain(answers.iter().map(|a| a.answer.as_str()));
+    if let Some(mismatch) = crate::language::check_texts(language, texts) {
+        reporter.warn(&format!("{key}: the references and answers: {mismatch}"));
+    }
+    if let Some(warning) = crate::language::embeddings_warning(language, &config.embeddings) {
+        reporter.warn(&format!("{key}: CS: {warning}"));
+    }
+    if let Some(tokenizers) = crate::language::describe_tokenizers(language) {
+        reporter.note(&format!("{key}: {tokenizers}"));
+    }
 }
 
 /// The answer stage of a `kind = "file"` system: the file's rows matched to the benchmark's
@@ -417,7 +459,8 @@ index ({missed} not found)",
         )),
         _ => {}
     }
-    let matched = crate::systems::match_rows(&rows, &benchmark, name, file);
+    let language = crate::language::of_run(None, run);
+    let matched = crate::systems::match_rows(&rows, &benchmark, name, file, language);
     let values: Vec<serde_json::Value> = matched
         .answers
         .iter()
@@ -541,6 +584,7 @@ pub fn answer_with_command(
             program,
             command: &command.command,
             index: index.as_ref(),
+            language: crate::language::of_run(None, run),
         };
         let outcome = run_system_stage(
             &key,
@@ -618,6 +662,7 @@ pub fn answer_with_http(
             name,
             service,
             index.as_ref(),
+            crate::language::of_run(None, run),
             &root.join("latency.jsonl"),
         )?;
         // Twice the requests in flight, so that the next question is ready when a reply frees
@@ -713,6 +758,7 @@ pub fn answer_with_function(
             name,
             call,
             index: index.as_ref(),
+            language: crate::language::of_run(None, run),
         };
         let stage = run_system_stage(
             &key,

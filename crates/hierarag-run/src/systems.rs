@@ -8,7 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use hierarag_generate::BenchmarkRecord;
-use hierarag_rag::{AnswerModel, AnswerRecord, AnswerUsage, ChunkRef, is_refusal};
+use hierarag_lang::Language;
+use hierarag_rag::{AnswerModel, AnswerRecord, AnswerUsage, ChunkRef, is_refusal_in};
 use serde_json::{Map, Value};
 
 use crate::config::{AnswerFileFormat, FieldMap, FileSystem, MAIN_SYSTEM, RunConfig};
@@ -569,12 +570,13 @@ pub struct Matched {
 
 /// Matches rows to benchmark questions: by id when a row's id is a question's, else by the
 /// question's exact text (trimmed); rows of a text several questions share go to those
-/// questions in benchmark order.
+/// questions in benchmark order. Refusals are detected as for answers in `language`.
 pub fn match_rows(
     rows: &[AnswerRow],
     benchmark: &[BenchmarkRecord],
     system: &str,
     file: &FileSystem,
+    language: Language,
 ) -> Matched {
     let by_id: HashMap<&str, usize> = benchmark
         .iter()
@@ -622,19 +624,21 @@ pub fn match_rows(
                 "path": file.path.display().to_string(),
                 "format": file.format.as_str(),
             }),
+            language,
         ));
     }
     matched
 }
 
 /// The answer record of `row` for the question `record`, from the system `system` (its kind
-/// as `retriever`, what it is in `params`).
+/// as `retriever`, what it is in `params`), its refusal detected as for `language`.
 fn answer_record(
     record: &BenchmarkRecord,
     row: &AnswerRow,
     system: &str,
     retriever: String,
     params: Value,
+    language: Language,
 ) -> AnswerRecord {
     // Documents in first-seen order; the score falls with the rank (a ranking is all the
     // retrieval metrics need).
@@ -669,7 +673,7 @@ fn answer_record(
         doc_ids,
         doc_scores,
         answer: row.answer.clone(),
-        refused: is_refusal(&row.answer),
+        refused: is_refusal_in(&row.answer, language),
         llm: AnswerModel {
             backend: "system".into(),
             model: system.to_owned(),
@@ -692,6 +696,8 @@ pub struct CommandAnswers<'a> {
     pub program: hierarag_systems::CommandSystem,
     pub command: &'a [String],
     pub index: Option<&'a hierarag_index::Bm25Index>,
+    /// The language whose refusal sentence counts as a refusal.
+    pub language: Language,
 }
 
 impl hierarag_pipeline::AnswerSystem for CommandAnswers<'_> {
@@ -708,6 +714,7 @@ impl hierarag_pipeline::AnswerSystem for CommandAnswers<'_> {
             self.name,
             "command",
             serde_json::json!({ "command": self.command }),
+            self.language,
         )
     }
 }
@@ -718,6 +725,7 @@ pub struct FunctionAnswers<'a> {
     pub name: &'a str,
     pub call: crate::stages::AnswerFunction,
     pub index: Option<&'a hierarag_index::Bm25Index>,
+    pub language: Language,
 }
 
 impl std::fmt::Debug for FunctionAnswers<'_> {
@@ -743,6 +751,7 @@ impl hierarag_pipeline::AnswerSystem for FunctionAnswers<'_> {
             self.name,
             "python",
             serde_json::json!({}),
+            self.language,
         )
     }
 }
@@ -755,6 +764,7 @@ pub struct HttpAnswers<'a> {
     pub name: &'a str,
     pub service: hierarag_systems::HttpSystem,
     pub index: Option<&'a hierarag_index::Bm25Index>,
+    pub language: Language,
     /// `latency.jsonl` of the system's folder, appended to.
     pub latency: std::sync::Mutex<std::fs::File>,
     /// This pass's latencies of calls made (cache hits excluded), in milliseconds.
@@ -768,6 +778,7 @@ impl HttpAnswers<'_> {
         name: &'a str,
         service: hierarag_systems::HttpSystem,
         index: Option<&'a hierarag_index::Bm25Index>,
+        language: Language,
         latency_path: &Path,
     ) -> anyhow::Result<HttpAnswers<'a>> {
         let latency = std::fs::OpenOptions::new()
@@ -779,6 +790,7 @@ impl HttpAnswers<'_> {
             name,
             service,
             index,
+            language,
             latency: std::sync::Mutex::new(latency),
             latencies: std::sync::Mutex::new(Vec::new()),
             mismatch: std::sync::OnceLock::new(),
@@ -839,6 +851,7 @@ or the service)",
             self.name,
             "http",
             serde_json::json!({ "url": self.service.url() }),
+            self.language,
         )
     }
 
@@ -859,6 +872,7 @@ fn reply_record(
     name: &str,
     kind: &str,
     params: Value,
+    language: Language,
 ) -> Result<AnswerRecord, String> {
     let mut row = AnswerRow {
         line: 0,
@@ -884,7 +898,14 @@ fn reply_record(
         find_row_documents(index, std::slice::from_mut(&mut row))
             .map_err(|error| format!("finding the contexts' documents: {error:#}"))?;
     }
-    Ok(answer_record(record, &row, name, kind.into(), params))
+    Ok(answer_record(
+        record,
+        &row,
+        name,
+        kind.into(),
+        params,
+        language,
+    ))
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use hierarag_lang::Language;
 use hierarag_llm::{CacheSetting, EmbeddingsConfig};
-use hierarag_metrics::{RougeScore, corpus_bleu, rouge1, sentence_bleu};
+use hierarag_metrics::{RougeScore, TextTokenizers};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -40,21 +41,31 @@ pub struct MeanScores {
 
 #[derive(Debug, Serialize)]
 pub struct TextEvaluation {
+    /// The language of the texts, and the tokenizers it chose; both left out for English (the
+    /// reference packages' defaults).
+    #[serde(skip_serializing_if = "Language::is_english")]
+    pub language: Language,
+    #[serde(skip_serializing_if = "TextTokenizers::is_default")]
+    pub tokenizers: TextTokenizers,
     pub pairs: Vec<PairScores>,
     pub mean: MeanScores,
     pub corpus_bleu: f64,
 }
 
-/// ROUGE-1 and sentence BLEU of every pair, their means, and corpus BLEU; with `cs` (one per
-/// pair, from [`cosine_similarities`]) CS and its mean too.
-pub fn evaluate(pairs: &[TextPair], cs: Option<&[f64]>) -> TextEvaluation {
+/// ROUGE-1 and sentence BLEU of every pair with the tokenizers of `language`
+/// ([`TextTokenizers::for_language`]), their means, and corpus BLEU; with `cs` (one per pair,
+/// from [`cosine_similarities`]) CS and its mean too.
+pub fn evaluate(pairs: &[TextPair], cs: Option<&[f64]>, language: Language) -> TextEvaluation {
+    let tokenizers = TextTokenizers::for_language(language);
     let scores: Vec<PairScores> = pairs
         .iter()
         .enumerate()
         .map(|(i, pair)| PairScores {
             id: pair.id.clone(),
-            rouge1: rouge1(&pair.reference, &pair.prediction),
-            bleu: sentence_bleu(&pair.prediction, &[&pair.reference]).score,
+            rouge1: tokenizers.rouge1(&pair.reference, &pair.prediction),
+            bleu: tokenizers
+                .sentence_bleu(&pair.prediction, &[&pair.reference])
+                .score,
             cs: cs.map(|cs| cs[i]),
         })
         .collect();
@@ -72,9 +83,11 @@ pub fn evaluate(pairs: &[TextPair], cs: Option<&[f64]>) -> TextEvaluation {
     let predictions: Vec<&str> = pairs.iter().map(|pair| pair.prediction.as_str()).collect();
     let references: Vec<&str> = pairs.iter().map(|pair| pair.reference.as_str()).collect();
     TextEvaluation {
+        language,
+        tokenizers,
         pairs: scores,
         mean,
-        corpus_bleu: corpus_bleu(&predictions, &references).score,
+        corpus_bleu: tokenizers.corpus_bleu(&predictions, &references).score,
     }
 }
 

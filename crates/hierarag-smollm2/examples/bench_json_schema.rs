@@ -54,6 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )],
         multi_doc: false,
         unanswerable: false,
+        language: Default::default(),
     };
     // Mask µs a token, per task.
     let (mut generate_us, mut filter_us) = (Vec::new(), Vec::new());

@@ -340,6 +340,13 @@ pub struct IndexArgs {
     /// one is refused).
     #[arg(long)]
     pub overwrite: bool,
+    /// The corpus language (ISO 639-1), which chooses the analyzer: en (the default) stems
+    /// English words; ko, ja and zh cut Han, kana and Hangul into overlapping bigrams (as
+    /// Lucene's CJKAnalyzer); ar, da, de, el, es, fi, fr, hu, it, nl, no, pt, ro, ru, sv, ta and
+    /// tr use Unicode words with their Snowball stemmer. Recorded in manifest.json; search and
+    /// retrieve use the index's own. A warning says when most letters are in another script.
+    #[arg(long, default_value = "en", value_name = "CODE")]
+    pub language: hierarag_lang::Language,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -1258,7 +1265,8 @@ pub struct EvalTextArgs {
     #[arg(long, value_name = "FILE")]
     pub pairs: PathBuf,
     /// Print JSON instead of a table: `{"pairs": [{id, rouge1: {precision, recall, fmeasure},
-    /// bleu, cs}], "mean": {rouge1: {...}, bleu, cs}, "corpus_bleu": ...}`.
+    /// bleu, cs}], "mean": {rouge1: {...}, bleu, cs}, "corpus_bleu": ...}`, with `language` and
+    /// `tokenizers` (`{"rouge1": ..., "bleu": ...}`) first for a language other than English.
     #[arg(long)]
     pub json: bool,
     /// Leave CS out (no embedding model is loaded or fetched).
@@ -1268,6 +1276,12 @@ pub struct EvalTextArgs {
     /// not given (fetched on first use).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The language of the texts (ISO 639-1), which chooses the tokenizers: en (the default)
+    /// keeps rouge-score's, which sees only [a-z0-9], and sacrebleu's 13a; ko and ja count
+    /// CJK bigrams for ROUGE-1 and characters for BLEU (sacrebleu's `char`), zh CJK bigrams and
+    /// sacrebleu's `zh`; the other languages Unicode words and 13a. The JSON output names them.
+    #[arg(long, default_value = "en", value_name = "CODE")]
+    pub language: hierarag_lang::Language,
 }
 
 #[cfg(test)]

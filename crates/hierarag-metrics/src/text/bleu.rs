@@ -60,7 +60,13 @@ pub fn tokenize_13a(line: &str) -> String {
             .replace("&lt;", "<")
             .replace("&gt;", ">");
     }
-    let padded: Vec<char> = format!(" {line} ").chars().collect();
+    tokenize_regexp(&format!(" {line} "))
+}
+
+/// sacrebleu's `TokenizerRegexp`, the part that 13a and `zh` share: its four substitutions,
+/// then the tokens split on Python's whitespace and joined by single spaces.
+fn tokenize_regexp(line: &str) -> String {
+    let padded: Vec<char> = line.chars().collect();
 
     // `([\{-\~\[-\` -\&\(-\+\:-\@\/])` -> ` \1 `
     let mut spaced = Vec::with_capacity(padded.len() * 2);
@@ -98,6 +104,125 @@ pub fn tokenize_13a(line: &str) -> String {
     python_split(&spaced).collect::<Vec<_>>().join(" ")
 }
 
+/// sacrebleu's `zh` tokenizer (`TokenizerZh`): the line stripped of surrounding whitespace,
+/// a space put on each side of every character sacrebleu counts as Chinese
+/// ([`is_sacrebleu_chinese`]), then the substitutions of 13a (without 13a's own preprocessing
+/// or padding).
+///
+/// ```
+/// use hierarag_metrics::tokenize_zh;
+///
+/// // Unlike 13a, the line is not padded: a final period after a digit stays attached.
+/// assert_eq!(tokenize_zh("北京是首都。It's 2024."), "北 京 是 首 都 。 It's 2024.");
+/// ```
+pub fn tokenize_zh(line: &str) -> String {
+    let line = line.trim_matches(is_python_whitespace);
+    let mut spaced = String::with_capacity(line.len() * 2);
+    for c in line.chars() {
+        if is_sacrebleu_chinese(c) {
+            spaced.push(' ');
+            spaced.push(c);
+            spaced.push(' ');
+        } else {
+            spaced.push(c);
+        }
+    }
+    tokenize_regexp(&spaced)
+}
+
+/// Whether sacrebleu 2.6.0's `TokenizerZh._is_chinese_char` is true of `c`: its `_UCODE_RANGES`,
+/// compared as Python compares strings. Two of those bounds are written as five-digit `\u`
+/// escapes, which Python reads as a four-digit escape followed by a digit: `'\u20000'` to
+/// `'\u2a6d6'` therefore holds U+2001..=U+2A6D (general punctuation, symbols, arrows and more,
+/// not CJK Extension B), and `'\u2f800'` to `'\u2fa1d'` holds U+2F81..=U+2FA1. We keep what the
+/// package does, not what it meant.
+pub fn is_sacrebleu_chinese(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x3400..=0x4DB5
+            | 0x4E00..=0x9FA5
+            | 0x9FA6..=0x9FBB
+            | 0xF900..=0xFA2D
+            | 0xFA30..=0xFA6A
+            | 0xFA70..=0xFAD9
+            | 0x2001..=0x2A6D
+            | 0x2F81..=0x2FA1
+            | 0xFF00..=0xFFEF
+            | 0x2E80..=0x2EFF
+            | 0x3000..=0x303F
+            | 0x31C0..=0x31EF
+            | 0x2F00..=0x2FDF
+            | 0x2FF0..=0x2FFF
+            | 0x3100..=0x312F
+            | 0x31A0..=0x31BF
+            | 0xFE10..=0xFE1F
+            | 0xFE30..=0xFE4F
+            // (0x2600..=0x26FF and 0x2700..=0x27BF, the package's next two ranges, lie inside
+            // 0x2001..=0x2A6D above.)
+            | 0x3200..=0x32FF
+            | 0x3300..=0x33FF
+    )
+}
+
+/// sacrebleu's `char` tokenizer (`TokenizerChar`): every character of the line, spaces too,
+/// joined by single spaces, so that BLEU's split on whitespace counts each character that is
+/// not whitespace as a token.
+///
+/// ```
+/// use hierarag_metrics::tokenize_char;
+///
+/// assert_eq!(tokenize_char("서울 인구"), "서 울   인 구");
+/// ```
+pub fn tokenize_char(line: &str) -> String {
+    let mut joined = String::with_capacity(line.len() * 2);
+    for (n, c) in line.chars().enumerate() {
+        if n > 0 {
+            joined.push(' ');
+        }
+        joined.push(c);
+    }
+    joined
+}
+
+/// Which of sacrebleu's tokenizers BLEU cuts text with, named by its signature (`13a`, `zh`,
+/// `char`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BleuTokenizer {
+    /// `13a`, sacrebleu's default and the one for every language but Chinese, Japanese and
+    /// Korean (the paper's).
+    #[default]
+    #[serde(rename = "13a")]
+    Thirteen,
+    /// `zh`, sacrebleu's choice for Chinese.
+    #[serde(rename = "zh")]
+    Zh,
+    /// `char`: sacrebleu's choices for Japanese and Korean (`ja-mecab`, `ko-mecab`) need MeCab
+    /// and its dictionaries, which no Rust crate ships without a download at build time, so
+    /// those languages count characters.
+    #[serde(rename = "char")]
+    Char,
+}
+
+impl BleuTokenizer {
+    /// sacrebleu's name for it (`tokenize=` and the signature's `tok:`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BleuTokenizer::Thirteen => "13a",
+            BleuTokenizer::Zh => "zh",
+            BleuTokenizer::Char => "char",
+        }
+    }
+
+    /// The tokens of one segment joined by spaces, as sacrebleu's tokenizer returns them.
+    pub fn tokenize(self, line: &str) -> String {
+        match self {
+            BleuTokenizer::Thirteen => tokenize_13a(line),
+            BleuTokenizer::Zh => tokenize_zh(line),
+            BleuTokenizer::Char => tokenize_char(line),
+        }
+    }
+}
+
 /// The character class `[\{-\~\[-\` -\&\(-\+\:-\@\/]` of the first 13a substitution: the ASCII
 /// space and punctuation except `'`, `,`, `-` and `.`.
 fn is_13a_symbol(c: char) -> bool {
@@ -130,9 +255,10 @@ fn substitute_pairs(
     out
 }
 
-/// The BLEU tokens of one segment: trailing whitespace stripped (Python's `rstrip()`), then 13a.
-fn segment_tokens(segment: &str) -> String {
-    tokenize_13a(segment.trim_end_matches(is_python_whitespace))
+/// The BLEU tokens of one segment: trailing whitespace stripped (Python's `rstrip()`), then the
+/// tokenizer.
+fn segment_tokens(segment: &str, tokenizer: BleuTokenizer) -> String {
+    tokenizer.tokenize(segment.trim_end_matches(is_python_whitespace))
 }
 
 /// The n-grams of orders 1..=4 of `tokens`, with their counts.
@@ -159,10 +285,14 @@ struct BleuStatistics {
 impl BleuStatistics {
     /// sacrebleu's `_compute_segment_statistics`: n-gram matches clipped by the maximum count in
     /// any reference, and the length of the reference closest in length (ties to the shorter).
-    fn of_segment<R: AsRef<str>>(prediction: &str, references: &[R]) -> Self {
+    fn of_segment<R: AsRef<str>>(
+        prediction: &str,
+        references: &[R],
+        tokenizer: BleuTokenizer,
+    ) -> Self {
         let reference_tokens: Vec<String> = references
             .iter()
-            .map(|reference| segment_tokens(reference.as_ref()))
+            .map(|reference| segment_tokens(reference.as_ref(), tokenizer))
             .collect();
         let reference_tokens: Vec<Vec<&str>> = reference_tokens
             .iter()
@@ -176,7 +306,7 @@ impl BleuStatistics {
             }
         }
 
-        let prediction_tokens = segment_tokens(prediction);
+        let prediction_tokens = segment_tokens(prediction, tokenizer);
         let prediction_tokens: Vec<&str> = python_split(&prediction_tokens).collect();
         let sys_len = prediction_tokens.len();
         let mut statistics = Self {
@@ -316,7 +446,17 @@ fn closest_reference_length(sys_len: usize, ref_lens: impl Iterator<Item = usize
 /// assert!((short.score - 50.0).abs() < 1e-9);
 /// ```
 pub fn sentence_bleu<R: AsRef<str>>(prediction: &str, references: &[R]) -> BleuScore {
-    BleuStatistics::of_segment(prediction, references).score(true)
+    sentence_bleu_with(prediction, references, BleuTokenizer::Thirteen)
+}
+
+/// [`sentence_bleu`] with another of sacrebleu's tokenizers: equal to
+/// `sacrebleu.sentence_bleu(prediction, references, tokenize=tokenizer.name())`.
+pub fn sentence_bleu_with<R: AsRef<str>>(
+    prediction: &str,
+    references: &[R],
+    tokenizer: BleuTokenizer,
+) -> BleuScore {
+    BleuStatistics::of_segment(prediction, references, tokenizer).score(true)
 }
 
 /// Corpus BLEU of `predictions` against one reference each, equal to `sacrebleu` 2.6.0's
@@ -343,6 +483,20 @@ pub fn sentence_bleu<R: AsRef<str>>(prediction: &str, references: &[R]) -> BleuS
 /// assert_eq!((score.sys_len, score.ref_len), (9, 10));
 /// ```
 pub fn corpus_bleu<P: AsRef<str>, R: AsRef<str>>(predictions: &[P], references: &[R]) -> BleuScore {
+    corpus_bleu_with(predictions, references, BleuTokenizer::Thirteen)
+}
+
+/// [`corpus_bleu`] with another of sacrebleu's tokenizers: equal to
+/// `sacrebleu.corpus_bleu(predictions, [references], tokenize=tokenizer.name())`.
+///
+/// # Panics
+///
+/// When `predictions` and `references` differ in length.
+pub fn corpus_bleu_with<P: AsRef<str>, R: AsRef<str>>(
+    predictions: &[P],
+    references: &[R],
+    tokenizer: BleuTokenizer,
+) -> BleuScore {
     assert_eq!(
         predictions.len(),
         references.len(),
@@ -353,6 +507,7 @@ pub fn corpus_bleu<P: AsRef<str>, R: AsRef<str>>(predictions: &[P], references: 
         statistics.add(&BleuStatistics::of_segment(
             prediction.as_ref(),
             std::slice::from_ref(reference),
+            tokenizer,
         ));
     }
     statistics.score(false)

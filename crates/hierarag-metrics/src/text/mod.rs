@@ -16,8 +16,70 @@ mod rouge;
 #[cfg(test)]
 mod tests;
 
-pub use bleu::{BLEU_MAX_ORDER, BleuScore, corpus_bleu, sentence_bleu, tokenize_13a};
-pub use rouge::{RougeScore, rouge_tokenize, rouge1};
+pub use bleu::{
+    BLEU_MAX_ORDER, BleuScore, BleuTokenizer, corpus_bleu, corpus_bleu_with, is_sacrebleu_chinese,
+    sentence_bleu, sentence_bleu_with, tokenize_13a, tokenize_char, tokenize_zh,
+};
+pub use rouge::{RougeScore, RougeTokenizer, rouge_tokenize, rouge1, rouge1_with};
+
+use hierarag_lang::{Language, Segmentation};
+use serde::{Deserialize, Serialize};
+
+/// The tokenizers of both text metrics for one language (docs/design.md, "Languages").
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TextTokenizers {
+    pub rouge1: RougeTokenizer,
+    pub bleu: BleuTokenizer,
+}
+
+impl TextTokenizers {
+    /// English keeps the reference packages' defaults (rouge-score's tokenizer, 13a). Chinese,
+    /// Japanese and Korean count CJK bigrams for ROUGE-1 (as the index does) and use sacrebleu's
+    /// `zh` tokenizer (Chinese) or `char` (Japanese and Korean, whose `ja-mecab` / `ko-mecab`
+    /// need MeCab); every other language counts Unicode words for ROUGE-1 and keeps 13a,
+    /// sacrebleu's default for it.
+    pub fn for_language(language: Language) -> TextTokenizers {
+        if language.is_english() {
+            return TextTokenizers::default();
+        }
+        match language.segmentation() {
+            Segmentation::Words => TextTokenizers {
+                rouge1: RougeTokenizer::Unicode,
+                bleu: BleuTokenizer::Thirteen,
+            },
+            Segmentation::CjkBigrams => TextTokenizers {
+                rouge1: RougeTokenizer::CjkBigram,
+                bleu: if language.code() == "zh" {
+                    BleuTokenizer::Zh
+                } else {
+                    BleuTokenizer::Char
+                },
+            },
+        }
+    }
+
+    /// Whether these are the English defaults.
+    pub fn is_default(&self) -> bool {
+        *self == TextTokenizers::default()
+    }
+
+    /// ROUGE-1 F-measure and sentence BLEU of one answer against its reference.
+    pub fn rouge1(&self, reference: &str, prediction: &str) -> RougeScore {
+        rouge1_with(reference, prediction, self.rouge1)
+    }
+
+    pub fn sentence_bleu<R: AsRef<str>>(&self, prediction: &str, references: &[R]) -> BleuScore {
+        sentence_bleu_with(prediction, references, self.bleu)
+    }
+
+    pub fn corpus_bleu<P: AsRef<str>, R: AsRef<str>>(
+        &self,
+        predictions: &[P],
+        references: &[R],
+    ) -> BleuScore {
+        corpus_bleu_with(predictions, references, self.bleu)
+    }
+}
 
 /// Python's `str.isspace()`, which `str.split()` and `str.rstrip()` split and strip on.
 ///

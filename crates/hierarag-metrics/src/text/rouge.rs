@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use hierarag_lang::{Segmentation, lowercase_tokens};
 use serde::{Deserialize, Serialize};
 
 /// ROUGE precision, recall and F-measure, each in [0, 1], named as `rouge_score.scoring.Score`.
@@ -59,8 +60,61 @@ pub fn rouge_tokenize(text: &str) -> Vec<String> {
 /// assert_eq!(score.fmeasure, 2.0 / 3.0);
 /// ```
 pub fn rouge1(reference: &str, prediction: &str) -> RougeScore {
-    let reference_tokens = rouge_tokenize(reference);
-    let prediction_tokens = rouge_tokenize(prediction);
+    rouge1_with(reference, prediction, RougeTokenizer::RougeScore)
+}
+
+/// Which tokens ROUGE-1 counts. rouge-score's own tokenizer keeps only `[a-z0-9]`, so text in
+/// any other script has no token at all and scores 0; the other two count the words of every
+/// script, as `rouge-score` does when it is given a tokenizer of its own
+/// (`RougeScorer(['rouge1'], tokenizer=...)`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RougeTokenizer {
+    /// rouge-score's default (the paper's, for English): [`rouge_tokenize`].
+    #[default]
+    RougeScore,
+    /// Words of letters, marks and digits of every script, lowercased
+    /// (`hierarag_lang::lowercase_tokens` with word segmentation).
+    Unicode,
+    /// The CJK analyzer's tokens, lowercased: overlapping bigrams of Han, kana and Hangul, words
+    /// for the rest (`hierarag_lang::lowercase_tokens` with CJK bigrams).
+    CjkBigram,
+}
+
+impl RougeTokenizer {
+    /// Its name in outputs: `rouge-score`, `unicode` or `cjk-bigram`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RougeTokenizer::RougeScore => "rouge-score",
+            RougeTokenizer::Unicode => "unicode",
+            RougeTokenizer::CjkBigram => "cjk-bigram",
+        }
+    }
+
+    /// The tokens of `text`.
+    pub fn tokenize(self, text: &str) -> Vec<String> {
+        match self {
+            RougeTokenizer::RougeScore => rouge_tokenize(text),
+            RougeTokenizer::Unicode => lowercase_tokens(text, Segmentation::Words),
+            RougeTokenizer::CjkBigram => lowercase_tokens(text, Segmentation::CjkBigrams),
+        }
+    }
+}
+
+/// [`rouge1`] over the tokens of another [`RougeTokenizer`]: equal to rouge-score 0.1.2's
+/// `RougeScorer(['rouge1'], tokenizer=T).score(reference, prediction)['rouge1']` with a
+/// tokenizer `T` whose `tokenize` returns these tokens.
+///
+/// ```
+/// use hierarag_metrics::{RougeTokenizer, rouge1, rouge1_with};
+///
+/// let (reference, prediction) = ("서울 인구는 약 천만 명입니다.", "서울의 인구는 약 천만 명이다.");
+/// assert_eq!(rouge1(reference, prediction).fmeasure, 0.0);
+/// assert!(rouge1_with(reference, prediction, RougeTokenizer::CjkBigram).fmeasure > 0.5);
+/// ```
+pub fn rouge1_with(reference: &str, prediction: &str, tokenizer: RougeTokenizer) -> RougeScore {
+    let reference_tokens = tokenizer.tokenize(reference);
+    let prediction_tokens = tokenizer.tokenize(prediction);
     let reference_counts = unigram_counts(&reference_tokens);
     let prediction_counts = unigram_counts(&prediction_tokens);
     let (n_reference, n_prediction) = (reference_tokens.len(), prediction_tokens.len());

@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use hierarag_run::Reporter as _;
 use hierarag_run::config::model_config;
+use hierarag_run::language::{check_texts, embeddings_warning};
 use hierarag_run::text::{TextEvaluation, cosine_similarities, evaluate, read_pairs};
 
 use crate::cli::EvalTextArgs;
@@ -11,13 +13,22 @@ use crate::printer::Printer;
 
 pub fn run(args: &EvalTextArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let pairs = read_pairs(&args.pairs)?;
+    let texts = pairs
+        .iter()
+        .flat_map(|pair| [pair.reference.as_str(), pair.prediction.as_str()]);
+    if let Some(mismatch) = check_texts(args.language, texts) {
+        printer.warn(&format!("{}: {mismatch}", args.pairs.display()));
+    }
     let cs = if args.no_cs {
         None
     } else {
         let config = model_config(args.config.as_deref())?;
+        if let Some(warning) = embeddings_warning(args.language, &config.embeddings) {
+            printer.warn(&format!("CS: {warning}"));
+        }
         Some(cosine_similarities(&pairs, &config.embeddings, &printer)?)
     };
-    let evaluation = evaluate(&pairs, cs.as_deref());
+    let evaluation = evaluate(&pairs, cs.as_deref(), args.language);
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &evaluation)?;
@@ -69,9 +80,20 @@ fn print_table(out: &mut impl Write, evaluation: &TextEvaluation) -> std::io::Re
         "{:<width$}  {:>9}  {:>7.2}",
         "corpus BLEU", "", evaluation.corpus_bleu
     )?;
+    let tokenizers = if evaluation.tokenizers.is_default() {
+        "ROUGE-1 as rouge-score 0.1.2 (no stemming); BLEU 0-100 as sacrebleu 2.6.0".to_string()
+    } else {
+        format!(
+            "{}: ROUGE-1 as rouge-score 0.1.2 over {} tokens; BLEU 0-100 as sacrebleu 2.6.0 with \
+tokenize='{}'",
+            evaluation.language.name(),
+            evaluation.tokenizers.rouge1.name(),
+            evaluation.tokenizers.bleu.name()
+        )
+    };
     writeln!(
         out,
-        "{} pairs; ROUGE-1 as rouge-score 0.1.2 (no stemming); BLEU 0-100 as sacrebleu 2.6.0{}",
+        "{} pairs; {tokenizers}{}",
         evaluation.pairs.len(),
         if has_cs {
             "; CS the cosine of MiniLM embeddings, as `hierarag evaluate`"

@@ -16,6 +16,7 @@ pub fn run(args: &IndexArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         writer_heap_bytes: args.writer_heap_mb << 20,
         threads: args.threads,
         overwrite: args.overwrite,
+        language: args.language,
     };
     hierarag_run::index::build(&spec, &args.out, &options, &printer)?;
     Ok(ExitCode::SUCCESS)

@@ -359,3 +359,137 @@ fn help_states_the_reference_implementations() {
         );
     }
 }
+
+/// The multilingual oracle fixture (scripts/oracles/multilingual_text_oracle.py): pairs in ten
+/// languages and rouge-score's and sacrebleu's values for them.
+fn multilingual_fixture() -> (Vec<Value>, Value) {
+    let data = crate::support::workspace_root().join("crates/hierarag-metrics/tests/data");
+    let pairs = std::fs::read_to_string(data.join("multilingual_pairs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let expected =
+        serde_json::from_slice(&std::fs::read(data.join("multilingual_expected.json")).unwrap())
+            .unwrap();
+    (pairs, expected)
+}
+
+#[test]
+fn other_languages_score_with_their_tokenizers_as_rouge_score_and_sacrebleu_do() {
+    let dir = TempDir::new().unwrap();
+    let (pairs, expected) = multilingual_fixture();
+    for code in ["ko", "ja", "zh", "de", "ru"] {
+        let mine: Vec<&Value> = pairs.iter().filter(|p| p["language"] == code).collect();
+        assert!(mine.len() >= 2, "{code}");
+        let path = dir.path().join(format!("{code}.jsonl"));
+        let lines: String = mine.iter().map(|p| format!("{p}\n")).collect();
+        std::fs::write(&path, lines).unwrap();
+        let output = eval_text(&path)
+            .args(["--json", "--language", code])
+            .assert()
+            .success();
+        let stderr = String::from_utf8(output.get_output().stderr.clone()).unwrap();
+        assert!(
+            !stderr.contains("only"),
+            "no script warning for {code}: {stderr}"
+        );
+        let result: Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+        assert_eq!(result["language"], code);
+        let want_bleu = match code {
+            "ko" | "ja" => "char",
+            "zh" => "zh",
+            _ => "13a",
+        };
+        assert_eq!(result["tokenizers"]["bleu"], want_bleu, "{code}");
+        for (row, pair) in result["pairs"].as_array().unwrap().iter().zip(&mine) {
+            let id = pair["id"].as_str().unwrap();
+            let want = &expected["pairs"][id];
+            assert_eq!(
+                result["tokenizers"]["rouge1"], want["rouge1_tokenizer"],
+                "{id}"
+            );
+            for field in ["precision", "recall", "fmeasure"] {
+                let theirs = want["rouge1"][field].as_f64().unwrap();
+                assert_close(
+                    &row["rouge1"][field],
+                    theirs,
+                    &format!("{id} ROUGE-1 {field}"),
+                );
+            }
+            assert_close(&row["bleu"], want["bleu"]["score"].as_f64().unwrap(), id);
+        }
+        assert_close(
+            &result["corpus_bleu"],
+            expected["corpus_bleu"][code].as_f64().unwrap(),
+            &format!("{code} corpus BLEU"),
+        );
+    }
+}
+
+#[test]
+fn korean_text_scored_as_english_warns_and_scores_zero_and_as_korean_overlaps() {
+    let dir = TempDir::new().unwrap();
+    // The pair of the report, and enough Korean text for the script check.
+    let line = json!({
+        "id": "seoul",
+        "reference": "서울 인구는 약 천만 명입니다.",
+        "prediction": "서울의 인구는 약 천만 명이다.",
+    });
+    let mut lines = format!("{line}\n");
+    for (n, sentence) in [
+        "금강산은 예로부터 국내외에 아름답기로 유명하여, 대대로 많은 예술가들의 표현 대상이 되었다.",
+        "체스는 가로 8개와 세로 8개, 총 64개의 정사각형으로 이루어진 체스보드에서 이루어진다.",
+        "블루스는 19세기 중엽 미국 남부의 흑인들이 창시한 음악적 형태를 말한다.",
+        "티베트 고원은 신생대 초기에 인도-오스트레일리아판과 유라시아판의 충돌로 형성되기 시작하였다.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let line = json!({"id": format!("s{n}"), "reference": sentence, "prediction": sentence});
+        lines.push_str(&format!("{line}\n"));
+    }
+    let path = dir.path().join("ko.jsonl");
+    std::fs::write(&path, lines).unwrap();
+
+    let english = eval_text(&path).arg("--json").assert().success();
+    let stderr = String::from_utf8(english.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("the language is English (en), but only 0 % of the letters are Latin"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("set `language = \"ko\"`"), "{stderr}");
+    let english: Value = serde_json::from_slice(&english.get_output().stdout).unwrap();
+    assert_eq!(english["pairs"][0]["rouge1"]["fmeasure"], 0.0);
+    // English output is as it always was: no language or tokenizers.
+    assert!(english.get("language").is_none() && english.get("tokenizers").is_none());
+
+    let korean = eval_text(&path)
+        .args(["--json", "--language", "ko"])
+        .assert()
+        .success();
+    let korean: Value = serde_json::from_slice(&korean.get_output().stdout).unwrap();
+    assert_eq!(korean["pairs"][0]["rouge1"]["fmeasure"], 0.625);
+    assert!(korean["pairs"][0]["bleu"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        korean["tokenizers"],
+        json!({"rouge1": "cjk-bigram", "bleu": "char"})
+    );
+
+    let table = eval_text(&path)
+        .args(["--language", "ko"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.contains("Korean: ROUGE-1 as rouge-score 0.1.2 over cjk-bigram tokens; BLEU 0-100 as sacrebleu 2.6.0 with tokenize='char'"),
+        "{stdout}"
+    );
+    let unknown = Command::new(BIN)
+        .args(["eval", "text", "--no-cs", "--language", "kr", "--pairs"])
+        .arg(&path)
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8(unknown.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("unknown language \"kr\""), "{stderr}");
+}

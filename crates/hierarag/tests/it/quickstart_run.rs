@@ -1,5 +1,6 @@
 //! `hierarag run examples/quickstart.toml` for real: the Wikipedia sample with the embedded
-//! models, and the same config pointed at llama.cpp's OpenAI-compatible server (the
+//! models (and the Korean example, examples/korean/run.toml), and the same config pointed at
+//! llama.cpp's OpenAI-compatible server (the
 //! `xllamacpp` wheel, started by `scripts/llama_server.py`), each tagged and judged with its own
 //! model. Both fetch pinned packages from PyPI, so they run only with
 //! `HIERARAG_NETWORK_TESTS=1`.
@@ -217,6 +218,59 @@ fn the_quickstart_config_runs_with_the_embedded_models() {
     // Four answers graded by the embedded model (the run's own [llm], as no [judge.llm] is
     // set), under the judge's schema.
     judge_and_check(&run_dir, "bm25", 4, false);
+}
+
+#[test]
+fn the_korean_example_runs_with_the_embedded_models() {
+    if !enabled() {
+        return;
+    }
+    let _turn = take_turn();
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("korean");
+    // The config exactly as the README runs it (a Korean corpus, `language = "ko"`), in a
+    // private run directory.
+    let out = Command::cargo_bin("hierarag")
+        .unwrap()
+        .env_remove("RUST_LOG")
+        .current_dir(workspace_root())
+        .arg("run")
+        .arg("examples/korean/run.toml")
+        .arg("--dir")
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("text metrics for Korean (ko): ROUGE-1 over cjk-bigram tokens"),
+        "{stderr}"
+    );
+    // CS with the English MiniLM is said to mean little. (Whether the script check warns
+    // depends on the embedded model, which often writes English whatever it is asked.)
+    assert!(stderr.contains("is an English model"), "{stderr}");
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("index/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(index["language"], "ko");
+    assert_eq!(lines(&run_dir.join("benchmark.jsonl")), 8);
+    let system = run_dir.join("systems/bm25");
+    assert_eq!(lines(&system.join("scores.jsonl")), 8);
+    for line in std::fs::read_to_string(system.join("scores.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let score: Value = serde_json::from_str(line).unwrap();
+        for metric in ["ndcg_10", "rouge1"] {
+            let value = score[metric].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&value), "{metric} {value} in {line}");
+        }
+    }
+    let analysis: Value =
+        serde_json::from_slice(&std::fs::read(system.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(analysis["counts"]["analysed"], 8);
+    assert!(run_dir.join("report.html").exists());
 }
 
 /// `hierarag judge` with the run's own config on the first `take` answers of `system` (copied

@@ -107,6 +107,16 @@ fn chat(body: &Value) -> axum::response::Response {
             .collect();
         return reply(json!({ "verdicts": verdicts }).to_string());
     }
+    // A Korean corpus must be asked for Korean pairs (docs/design.md, "Languages"); without
+    // the language line the mock replies what no generator can read.
+    let korean = user.chars().any(|c| ('\u{ac00}'..='\u{d7a3}').contains(&c));
+    if korean && (system.contains("question-answer pairs") || system.contains("reviewer")) {
+        let line = "- language = Korean (한국어): the question and its answer are written in \
+Korean (한국어), the language of the documents\n";
+        if !user.contains(line) {
+            return reply("no language line".into());
+        }
+    }
     if system.contains("question-answer pairs") {
         let k: usize = words_after(user, "Write ", 1)[0].parse().unwrap();
         let words = words_after(user, "<document number=\"1\">", 12);
@@ -124,6 +134,16 @@ fn chat(body: &Value) -> axum::response::Response {
     // Answering: refuse most questions of the unanswerable category, and a few answerable
     // ones, so that refusal precision and recall are neither 0 nor 1.
     let question = user.rsplit("Question:").next().unwrap_or("");
+    // Korean questions about claims are refused with the sentence the prompt asks for.
+    let korean_refusal = "주어진 문맥으로는 이 질문에 답할 수 없습니다.";
+    if korean && question.contains("claim") {
+        assert!(
+            system.ends_with("Answer concisely, in Korean (한국어).")
+                && user.ends_with(&format!("reply exactly: \"{korean_refusal}\"")),
+            "{system}\n{user}"
+        );
+        return reply(format!("{korean_refusal}."));
+    }
     if (question.contains("= unanswerable") && !question.contains("claim"))
         || (question.contains("= answerable") && question.contains("claim"))
     {
@@ -1085,5 +1105,107 @@ per_cell = 4\n",
     assert!(
         md.contains("8 of 16 questions are marked unanswerable"),
         "{md}"
+    );
+}
+
+#[test]
+fn a_korean_run_asks_for_korean_cuts_bigrams_and_detects_the_korean_refusal() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = crate::support::workspace_root().join("examples/korean/corpus.jsonl");
+    let run_dir = dir.path().join("korean");
+    let config = write_config(dir.path(), &corpus, &base_url, &run_dir);
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("per_dimension = 6", "per_dimension = 2")
+        .replace("[design]", "language = \"ko\"\n\n[design]");
+    std::fs::write(&config, text).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("of the letters are"),
+        "no script warning: {stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "text metrics for Korean (ko): ROUGE-1 over cjk-bigram tokens, BLEU with sacrebleu's \
+char tokenizer"
+        ),
+        "{stderr}"
+    );
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("index/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(index["language"], "ko");
+    assert_eq!(index["analyzer"]["name"], "hierarag_ko");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["config"]["corpus"]["language"], "ko");
+
+    let benchmark = records(&run_dir.join("benchmark.jsonl"));
+    assert_eq!(benchmark.len(), 8);
+    let answers = records(&run_dir.join("answers.jsonl"));
+    let scores = records(&run_dir.join("scores.jsonl"));
+    assert_eq!(scores.len(), 8);
+    let korean = hierarag_metrics::TextTokenizers::for_language(
+        hierarag_lang::Language::from_code("ko").unwrap(),
+    );
+    let (mut refused, mut only_korean_overlaps) = (0, 0);
+    for ((record, answer), score) in benchmark.iter().zip(&answers).zip(&scores) {
+        assert_eq!(record["id"], answer["id"]);
+        let (reference, said) = (
+            record["answer"].as_str().unwrap(),
+            answer["answer"].as_str().unwrap(),
+        );
+        let is_refusal = said.starts_with("주어진 문맥으로는");
+        assert_eq!(answer["refused"], is_refusal, "{answer}");
+        refused += usize::from(is_refusal);
+        // ROUGE-1 and BLEU over the Korean tokenizers, where English ones would see nothing.
+        let rouge = korean.rouge1(reference, said).fmeasure;
+        assert_eq!(score["rouge1"].as_f64().unwrap(), rouge, "{score}");
+        let bleu = korean.sentence_bleu(said, &[reference]).score;
+        assert_eq!(score["bleu"].as_f64().unwrap(), bleu, "{score}");
+        if rouge > 0.0 && hierarag_metrics::rouge1(reference, said).fmeasure == 0.0 {
+            only_korean_overlaps += 1;
+        }
+    }
+    assert!(refused > 0 && refused < 8, "{refused} refusals");
+    assert!(only_korean_overlaps > 0, "{scores:?}");
+    assert!(run_dir.join("report.html").exists());
+
+    // The same corpus indexed as English: built, with a warning that names Korean.
+    let out = hierarag()
+        .args(["index", "--corpus"])
+        .arg(&corpus)
+        .arg("--out")
+        .arg(dir.path().join("english-index"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the language is English (en), but only ")
+            && stderr.contains(" % of the letters are Latin and ")
+            && stderr.contains(" % are Hangul"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("set `language = \"ko\"` under [corpus] (or --language ko)"),
+        "{stderr}"
+    );
+    // And the Korean run's index is not reused for English.
+    let out = hierarag()
+        .args(["index", "--corpus"])
+        .arg(&corpus)
+        .arg("--out")
+        .arg(run_dir.join("index"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("built for language ko (Korean), but en (English)"),
+        "{stderr}"
     );
 }
