@@ -8,11 +8,12 @@ use anyhow::{Context, bail};
 use hierarag_analysis::{
     Analysis, Observation, Scores, Settings, TagAnalysis, TaggedQuestion, Texts, analyze_tags,
 };
-use hierarag_generate::BenchmarkRecord;
 use hierarag_pipeline::{ScoreRecord, read_records, write_atomic};
+use hierarag_plan::CategoryRef;
 use hierarag_rag::AnswerRecord;
 use hierarag_tag::TagRecord;
 use hierarag_taxonomy::Taxonomy;
+use serde::Deserialize;
 
 use crate::layout::RunDir;
 use crate::manifest::Manifest;
@@ -46,10 +47,27 @@ pub fn load_agreement(run: &RunDir) -> anyhow::Result<Option<hierarag_analysis::
     Ok(Some(agreement))
 }
 
+/// What the analysis, the comparison and the power study need of a benchmark question: a
+/// `benchmark.jsonl` line read without the generator's and filter's records, the documents and
+/// the source, which are skipped while parsing. A question then takes a few hundred bytes of
+/// memory instead of about 3 KB, which matters from 100,000 questions on.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BenchmarkEntry {
+    pub id: String,
+    pub question: String,
+    /// The reference answer.
+    pub answer: String,
+    pub design: String,
+    pub set: String,
+    pub categories: Vec<CategoryRef>,
+    #[serde(default)]
+    pub unanswerable: bool,
+}
+
 /// A benchmark joined with its scores (and answers) by question id.
 #[derive(Debug)]
 pub struct Scored {
-    pub benchmark: Vec<BenchmarkRecord>,
+    pub benchmark: Vec<BenchmarkEntry>,
     pub observations: Vec<Observation>,
     /// The scores file was not there (nothing answered or evaluated yet).
     pub scores_missing: bool,
@@ -74,8 +92,8 @@ pub fn load_scored(
     })
 }
 
-/// The records of a `benchmark.jsonl`; its absence is an error that says what writes it.
-pub fn read_benchmark(path: &Path) -> anyhow::Result<Vec<BenchmarkRecord>> {
+/// The questions of a `benchmark.jsonl`; its absence is an error that says what writes it.
+pub fn read_benchmark(path: &Path) -> anyhow::Result<Vec<BenchmarkEntry>> {
     if !path.exists() {
         bail!(
             "{}: not found (it is written by `hierarag generate` or `hierarag import`)",
@@ -88,7 +106,7 @@ pub fn read_benchmark(path: &Path) -> anyhow::Result<Vec<BenchmarkRecord>> {
 /// [`load_scored`] on a benchmark already read (several systems' scores against one):
 /// the observations, whether the scores file was missing, and how many questions have no score.
 pub fn join_scored(
-    benchmark: &[BenchmarkRecord],
+    benchmark: &[BenchmarkEntry],
     scores: &Path,
     answers: Option<&Path>,
 ) -> anyhow::Result<(Vec<Observation>, bool, usize)> {
@@ -106,7 +124,7 @@ pub fn join_scored(
             .collect(),
         None => HashMap::new(),
     };
-    let by_id: HashMap<&str, &BenchmarkRecord> =
+    let by_id: HashMap<&str, &BenchmarkEntry> =
         benchmark.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut observations = Vec::with_capacity(scores.len());
     let mut unknown = Vec::new();
@@ -246,13 +264,13 @@ failed) and are left out of every statistic",
 /// set `tags/<dimension>`), in place of their own labels on the dimensions the tags cover; the
 /// taxonomy analysed is the tags' with the run's other dimensions after it.
 fn on_tags(
-    benchmark: &[BenchmarkRecord],
+    benchmark: &[BenchmarkEntry],
     observations: Vec<Observation>,
     taxonomy: &Taxonomy,
     tags: &RunTags,
     notes: &mut Vec<String>,
 ) -> (Vec<Observation>, Taxonomy, Vec<String>) {
-    let imported: Vec<&BenchmarkRecord> =
+    let imported: Vec<&BenchmarkEntry> =
         benchmark.iter().filter(|r| r.design == "import").collect();
     let flat = imported.iter().all(|r| {
         r.categories
@@ -357,7 +375,7 @@ are left out (compared with the tags under agreement)"
 /// The tag analysis of a run: agreement, confounders and adjusted effects, and the tagger
 /// beside the people of the category task when the run has an annotation store.
 fn tag_analysis(
-    benchmark: &[BenchmarkRecord],
+    benchmark: &[BenchmarkEntry],
     scored: &HashMap<&str, Scores>,
     tags: &RunTags,
     analysis: &Analysis,

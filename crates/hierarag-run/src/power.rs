@@ -153,7 +153,7 @@ fn price(
     size: SizeKind,
     questions: usize,
     plan: &[PlanItem],
-    benchmark: &[hierarag_generate::BenchmarkRecord],
+    benchmark: &[crate::analyze::BenchmarkEntry],
     doc_words: Option<&[Vec<usize>]>,
     taxonomy: &Taxonomy,
     generation: GenerationSettings,
