@@ -203,48 +203,61 @@ impl ResponseCache {
         .await
     }
 
-    /// The stored vectors for `key`.
-    pub(crate) fn get_embeddings(&self, key: &str) -> Result<Option<Vec<Vec<f32>>>, LlmError> {
+    /// The stored vector of each key that holds exactly one (a text embedded on its own
+    /// key, [`embed_text_key`]), in one read.
+    pub(crate) fn get_text_embeddings(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<Option<Vec<f32>>>, LlmError> {
         self.read(|connection| {
-            connection
-                .prepare_cached("SELECT n_texts, dim, vectors FROM embeddings WHERE key = ?1")?
-                .query_row(params![key], |row| {
-                    let n_texts = row.get::<_, i64>(0)? as usize;
-                    let dim = row.get::<_, i64>(1)? as usize;
-                    let bytes: Vec<u8> = row.get(2)?;
-                    Ok(decode_vectors(&bytes, n_texts, dim))
+            let mut statement = connection
+                .prepare_cached("SELECT n_texts, dim, vectors FROM embeddings WHERE key = ?1")?;
+            keys.iter()
+                .map(|key| {
+                    statement
+                        .query_row(params![key], |row| {
+                            let n_texts = row.get::<_, i64>(0)? as usize;
+                            let dim = row.get::<_, i64>(1)? as usize;
+                            let bytes: Vec<u8> = row.get(2)?;
+                            Ok(decode_vectors(&bytes, n_texts, dim))
+                        })
+                        .optional()
+                        // A row that does not decode to one vector is absent, stored anew.
+                        .map(|found| match found.flatten() {
+                            Some(mut vectors) if vectors.len() == 1 => vectors.pop(),
+                            _ => None,
+                        })
                 })
-                .optional()
-                // A row whose blob does not decode is treated as absent and stored anew.
-                .map(Option::flatten)
+                .collect()
         })
     }
 
-    /// Stores vectors and returns once they are committed.
-    pub(crate) async fn put_embeddings(
+    /// Stores one vector per text key in one transaction and returns once it is committed.
+    pub(crate) async fn put_text_embeddings(
         &self,
-        key: &str,
+        entries: Vec<(String, Vec<f32>)>,
         backend: &str,
         model: &str,
-        vectors: &[Vec<f32>],
     ) -> Result<(), LlmError> {
-        let dim = vectors.first().map_or(0, Vec::len);
-        let row = (
-            key.to_string(),
-            backend.to_string(),
-            model.to_string(),
-            vectors.len() as i64,
-            dim as i64,
-            encode_vectors(vectors),
-        );
+        let (backend, model) = (backend.to_string(), model.to_string());
         self.write(move |connection| {
-            connection
-                .prepare_cached(
+            let transaction = connection.unchecked_transaction()?;
+            {
+                let mut statement = transaction.prepare_cached(
                     "INSERT OR REPLACE INTO embeddings (key, backend, model, n_texts, dim, vectors)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?
-                .execute(params![row.0, row.1, row.2, row.3, row.4, row.5])
-                .map(drop)
+                     VALUES (?1, ?2, ?3, 1, ?4, ?5)",
+                )?;
+                for (key, vector) in &entries {
+                    statement.execute(params![
+                        key,
+                        backend,
+                        model,
+                        vector.len() as i64,
+                        encode_vectors(std::slice::from_ref(vector))
+                    ])?;
+                }
+            }
+            transaction.commit()
         })
         .await
     }
@@ -394,14 +407,17 @@ fn write_chat_key(
     write!(out, "}},\"version\":{KEY_VERSION}}}")
 }
 
-/// The cache key of one batch of texts to embed.
-pub fn embed_cache_key(backend: &str, model: &str, texts: &[String]) -> String {
+/// The cache key of one text to embed. Texts are stored one by one, so that a text repeated
+/// across calls (a reference answer scored for several systems) is embedded once; the key is
+/// that of a batch of the text alone, so a cache written when batches were stored whole still
+/// answers its one-text batches.
+pub fn embed_text_key(backend: &str, model: &str, text: &str) -> String {
     key_of(&json!({
         "version": KEY_VERSION,
         "kind": "embed",
         "backend": backend,
         "model": model,
-        "texts": texts,
+        "texts": [text],
     }))
 }
 
@@ -578,15 +594,17 @@ mod tests {
                 .await
                 .unwrap();
             cache
-                .put_embeddings("e", "openai", "m", &[vec![1.0, 2.0]])
+                .put_text_embeddings(vec![("e".into(), vec![1.0, 2.0])], "openai", "m")
                 .await
                 .unwrap();
         }
         let cache = ResponseCache::open(&path).unwrap();
         assert_eq!(cache.get_completion("k").unwrap(), Some(completion));
         assert_eq!(
-            cache.get_embeddings("e").unwrap(),
-            Some(vec![vec![1.0, 2.0]])
+            cache
+                .get_text_embeddings(&["e".into(), "absent".into()])
+                .unwrap(),
+            [Some(vec![1.0, 2.0]), None]
         );
         let mode: String = cache
             .read(|connection| connection.query_row("PRAGMA journal_mode", [], |row| row.get(0)))
@@ -868,12 +886,9 @@ mod tests {
                 key_of_rebuilt(&value)
             );
         }
-        let texts = vec!["a".to_string(), "é \"b\"".to_string()];
+        let text = "é \"b\"";
         let value = json!({"version": KEY_VERSION, "kind": "embed", "backend": "openai",
-                           "model": "m", "texts": texts});
-        assert_eq!(
-            embed_cache_key("openai", "m", &texts),
-            key_of_rebuilt(&value)
-        );
+                           "model": "m", "texts": [text]});
+        assert_eq!(embed_text_key("openai", "m", text), key_of_rebuilt(&value));
     }
 }

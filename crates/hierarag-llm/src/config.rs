@@ -178,7 +178,8 @@ pub struct EmbeddingsConfig {
     pub backoff_s: f64,
     #[serde(default = "default_max_backoff_s")]
     pub max_backoff_s: f64,
-    /// Texts per request.
+    /// Texts per request to a server; for the embedded model, texts computed together (a call
+    /// gives it many such batches, spread over its threads).
     #[serde(default = "default_batch_size")]
     pub batch_size: usize,
     #[serde(default = "default_cache")]

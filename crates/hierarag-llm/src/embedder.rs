@@ -1,12 +1,13 @@
 //! [`Embedder`]: sentence embeddings through any [`EmbedBackend`]s, in batches, with the cache
 //! in front and the shared attempt loop behind.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use futures_util::future::try_join_all;
 
-use crate::cache::{ResponseCache, embed_cache_key};
+use crate::cache::{ResponseCache, embed_text_key};
 use crate::chat_client::same_model;
 use crate::config::{ClientSettings, EmbedBackendKind, EmbeddingsConfig};
 use crate::dispatch::Dispatcher;
@@ -18,7 +19,11 @@ use crate::types::{CallError, EmbedBackend};
 use crate::usage::UsageSummary;
 
 /// Embeddings with a concurrency limit, endpoint balancing, timeouts, retries, a response
-/// cache (per batch) and usage accounting.
+/// cache (per text) and usage accounting.
+///
+/// Each distinct text of a call is embedded once, and a text found in the cache is not
+/// embedded again: a reference answer scored for several systems costs one embedding. The
+/// usage counts texts as requests (and cache hits) and batches sent as calls.
 #[derive(Debug)]
 pub struct Embedder {
     dispatcher: Dispatcher<dyn EmbedBackend>,
@@ -85,41 +90,80 @@ impl Embedder {
         self.dispatcher.pool.first().model()
     }
 
-    /// One vector per text, in order. Texts go in batches of `batch_size`, concurrently up to
-    /// the concurrency limit; each batch is one request (cached, retried) in the usage.
+    /// One vector per text, in order. The distinct texts not in the cache go in batches of
+    /// `batch_size`, concurrently up to the concurrency limit; each batch is one call (retried),
+    /// and its vectors are cached as soon as it returns.
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
-        let batches = texts
+        let mut slot_of: HashMap<&str, usize> = HashMap::with_capacity(texts.len());
+        let mut distinct: Vec<&String> = Vec::new();
+        let slots: Vec<usize> = texts
+            .iter()
+            .map(|text| {
+                *slot_of.entry(text.as_str()).or_insert_with(|| {
+                    distinct.push(text);
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        let keys: Option<Vec<String>> = self.cache.as_ref().map(|_| {
+            distinct
+                .iter()
+                .map(|text| embed_text_key(self.backend(), self.model(), text))
+                .collect()
+        });
+        let mut vectors: Vec<Option<Vec<f32>>> = match (&self.cache, &keys) {
+            (Some(cache), Some(keys)) => cache.get_text_embeddings(keys)?,
+            _ => vec![None; distinct.len()],
+        };
+        let cached = vectors.iter().flatten().count();
+        self.dispatcher
+            .usage
+            .requests(distinct.len() as u64, cached as u64);
+        let missing: Vec<usize> = (0..distinct.len())
+            .filter(|&slot| vectors[slot].is_none())
+            .collect();
+        let batches = missing
             .chunks(self.batch_size)
-            .map(|batch| self.embed_batch(batch));
-        let vectors = try_join_all(batches).await?;
-        Ok(vectors.into_iter().flatten().collect())
+            .map(|batch| self.embed_batch(batch, &distinct, keys.as_deref()));
+        for (batch, batch_vectors) in missing
+            .chunks(self.batch_size)
+            .zip(try_join_all(batches).await?)
+        {
+            for (&slot, vector) in batch.iter().zip(batch_vectors) {
+                vectors[slot] = Some(vector);
+            }
+        }
+        Ok(slots
+            .into_iter()
+            .map(|slot| vectors[slot].clone().unwrap_or_default())
+            .collect())
     }
 
-    async fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
-        let usage = &self.dispatcher.usage;
-        usage.request();
-        // As in ChatClient: hash the batch only when there is a cache to look it up in.
-        let key = self
-            .cache
-            .as_ref()
-            .map(|_| embed_cache_key(self.backend(), self.model(), texts));
-        if let (Some(cache), Some(key)) = (&self.cache, &key)
-            && let Some(vectors) = cache.get_embeddings(key)?
-            && vectors.len() == texts.len()
-        {
-            usage.cache_hit();
-            return Ok(vectors);
-        }
-        let vectors = self.embed_on(None, texts).await?;
-        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+    /// Embeds the texts at `slots` of `distinct` as one request and caches their vectors
+    /// under `keys` (when there is a cache).
+    async fn embed_batch(
+        &self,
+        slots: &[usize],
+        distinct: &[&String],
+        keys: Option<&[String]>,
+    ) -> Result<Vec<Vec<f32>>, LlmError> {
+        let texts: Vec<String> = slots.iter().map(|&slot| distinct[slot].clone()).collect();
+        let vectors = self.embed_on(None, &texts).await?;
+        if let (Some(cache), Some(keys)) = (&self.cache, keys) {
+            let entries = slots
+                .iter()
+                .map(|&slot| keys[slot].clone())
+                .zip(vectors.iter().cloned())
+                .collect();
             cache
-                .put_embeddings(key, self.backend(), self.model(), &vectors)
+                .put_text_embeddings(entries, self.backend(), self.model())
                 .await?;
         }
         Ok(vectors)
     }
 
-    /// Totals since the embedder was built; one request per batch.
+    /// Totals since the embedder was built: texts asked for (distinct within a call) as
+    /// requests, those found in the cache as cache hits, batches sent as calls.
     pub fn usage(&self) -> UsageSummary {
         self.dispatcher.usage.snapshot()
     }

@@ -70,7 +70,7 @@ mod types;
 mod usage;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat};
-pub use cache::{ResponseCache, chat_cache_key, embed_cache_key, reply_cache_key};
+pub use cache::{ResponseCache, chat_cache_key, embed_text_key, reply_cache_key};
 pub use chat_client::{ChatClient, Reply};
 pub use config::{
     CacheSetting, ChatBackendKind, ClientSettings, EmbedBackendKind, EmbeddingsConfig, LlmConfig,

@@ -13,11 +13,12 @@ use serde::{Deserialize, Serialize};
 pub struct UsageSummary {
     pub backend: String,
     pub model: String,
-    /// Requests made to the client (chat completions, or embedding batches).
+    /// Requests made to the client: chat completions, or texts to embed (each distinct text
+    /// of a call once).
     pub requests: u64,
     /// Requests answered from the response cache, with no call.
     pub cache_hits: u64,
-    /// Attempts sent to a backend, retries included.
+    /// Attempts sent to a backend, retries included (for embeddings, batches of texts).
     pub calls: u64,
     /// Attempts after the first of a request.
     pub retries: u64,
@@ -108,6 +109,15 @@ impl UsageRecorder {
 
     pub(crate) fn cache_hit(&self) {
         self.update(|s| s.cache_hits += 1);
+    }
+
+    /// `requests` requests at once, `cache_hits` of them answered from the cache (texts to
+    /// embed).
+    pub(crate) fn requests(&self, requests: u64, cache_hits: u64) {
+        self.update(|s| {
+            s.requests += requests;
+            s.cache_hits += cache_hits;
+        });
     }
 
     pub(crate) fn attempt(&self, elapsed: Duration, is_retry: bool) {

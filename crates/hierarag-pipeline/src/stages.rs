@@ -660,7 +660,8 @@ pub struct EvaluateStage<'a> {
     /// The scores, and the answers that could not be scored in this pass.
     pub scores: &'a Path,
     pub failures: &'a Path,
-    /// Questions embedded per request (two texts each).
+    /// Questions scored per step: their answer and reference texts go to the embedder in one
+    /// call.
     pub batch: usize,
     /// The tokenizers of ROUGE-1 and BLEU, chosen by the corpus language (the English
     /// defaults: rouge-score's and 13a).

@@ -38,8 +38,9 @@ const FORMAT_VERSION: u32 = 1;
 const LAYOUT: &str = "f32 little-endian, row-major, one L2-normalised row per chunk, rows in \
 (document corpus order, chunk number) order";
 /// Chunks whose texts are read and embedded together (one progress report each); the embedder
-/// splits them further into its own batches and runs those concurrently.
-const CHUNKS_PER_STEP: usize = 512;
+/// splits them further into its own batches and runs those concurrently, each distinct text
+/// once.
+pub const CHUNKS_PER_STEP: usize = 512;
 /// Rows scored by one parallel task in a search.
 const ROWS_PER_TASK: usize = 1024;
 

@@ -51,7 +51,7 @@ pub use answer::{
     AnswerModel, AnswerRecord, AnswerSettings, AnswerUsage, Answerer, ChunkRef, REFUSAL,
     answer_messages, is_refusal, is_refusal_in,
 };
-pub use dense::{DenseProgress, DenseRetriever, EMBEDDINGS_FILE, META_FILE};
+pub use dense::{CHUNKS_PER_STEP, DenseProgress, DenseRetriever, EMBEDDINGS_FILE, META_FILE};
 pub use error::RagError;
 pub use hybrid::{
     FUSION_DEPTH, FusionSettings, HybridRetriever, RRF_CONSTANT, reciprocal_rank_fusion,

@@ -478,13 +478,15 @@ pub struct PlanSection {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvaluateSection {
-    /// Questions embedded per request.
+    /// Questions scored per step: their answers and references go to the embeddings in one
+    /// call (the embedder cuts it into its own batches), and their scores are appended to
+    /// `scores.jsonl` together.
     pub batch: usize,
 }
 
 impl Default for EvaluateSection {
     fn default() -> EvaluateSection {
-        EvaluateSection { batch: 32 }
+        EvaluateSection { batch: 256 }
     }
 }
 

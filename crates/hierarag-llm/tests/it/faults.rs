@@ -625,13 +625,47 @@ async fn embeddings_come_back_in_input_order_in_batches_and_cached() {
     answered.sort();
     assert_eq!(answered, [1, 2, 2]);
     assert!(server.requests().iter().all(|r| r.path == "/v1/embeddings"));
+    // Requests are texts, calls the batches sent.
     let usage = first.usage();
-    assert_eq!((usage.requests, usage.calls, usage.retries), (3, 4, 1));
+    assert_eq!((usage.requests, usage.calls, usage.retries), (5, 4, 1));
 
     let second = embedder(&settings);
     assert_eq!(second.embed(&texts).await.unwrap(), expected);
-    assert_eq!(server.count(), 4, "every batch came from the cache");
-    assert_eq!(second.usage().cache_hits, 3);
+    assert_eq!(server.count(), 4, "every text came from the cache");
+    assert_eq!(second.usage().cache_hits, 5);
+
+    // Texts are cached one by one: a call that repeats a text, and mixes cached texts with
+    // new ones, sends each new distinct text once.
+    let mixed: Vec<String> = ["ccc", "ffffff", "a", "ffffff", "gg"]
+        .map(String::from)
+        .to_vec();
+    let vectors = second.embed(&mixed).await.unwrap();
+    assert_eq!(server.count(), 5, "one batch for the two new texts");
+    assert_eq!(server.requests()[4].body["input"], json!(["ffffff", "gg"]));
+    assert_eq!(
+        vectors,
+        [
+            vec![3.0, 0.0],
+            vec![6.0, 0.0],
+            vec![1.0, 0.0],
+            vec![6.0, 0.0],
+            vec![2.0, 1.0]
+        ]
+    );
+    let usage = second.usage();
+    assert_eq!((usage.requests, usage.cache_hits), (5 + 4, 5 + 2));
+
+    // Without a cache, a repeated text is still embedded once per call.
+    let uncached = embedder(&ClientSettings {
+        cache: None,
+        ..settings.clone()
+    });
+    let repeated: Vec<String> = ["x", "x", "x"].map(String::from).to_vec();
+    assert_eq!(
+        uncached.embed(&repeated).await.unwrap(),
+        vec![vec![1.0, 0.0]; 3]
+    );
+    assert_eq!(server.requests()[5].body["input"], json!(["x"]));
 }
 
 #[test]

@@ -863,6 +863,25 @@ command = ["{}", "{}", "{}"]
             "{stage}: {manifest:#}"
         );
     }
+    // Each distinct text is embedded once a run: the references of every system after the
+    // first, and the file system's answers (bm25's own), come from the cache.
+    let embeddings = |stage: &str| {
+        let usage = &manifest["stages"][stage]["usage"][0];
+        assert_eq!(usage["role"], "embeddings", "{stage}: {usage}");
+        let count = |field: &str| usage[field].as_u64().unwrap();
+        (count("requests"), count("cache_hits"), count("calls"))
+    };
+    let (asked, cached, calls) = embeddings("evaluate:bm25");
+    assert!(asked > 0 && asked <= 2 * n as u64 && calls > 0);
+    assert_eq!(cached, 0, "nothing was embedded before bm25's evaluate");
+    let references: std::collections::HashSet<String> = records(&multi.join("benchmark.jsonl"))
+        .iter()
+        .map(|r| r["answer"].as_str().unwrap().to_owned())
+        .collect();
+    let (_, cached, _) = embeddings("evaluate:hybrid");
+    assert!(cached >= references.len() as u64, "{cached} cached");
+    let (asked, cached, calls) = embeddings("evaluate:elsewhere");
+    assert_eq!((cached, calls), (asked, 0), "elsewhere embedded again");
     // analyze --system picks one, into its folder.
     let out = hierarag()
         .args(["analyze", "-q", "--system", "hybrid"])
