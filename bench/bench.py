@@ -268,10 +268,11 @@ INDEX_RE = re.compile(r"indexed (\d+) documents into (\d+) chunks.*?in ([\d.]+) 
 RETRIEVE_RE = re.compile(r"retrieved top (\d+) for (\d+) queries in ([\d.]+) s \(([\d.]+) queries/s\)")
 
 
-def hierarag_index(binary, corpus, idx_dir, log_path, args, heap_mb=None):
+def hierarag_index(binary, corpus, idx_dir, log_path, args, heap_mb=None, extra_args=()):
     cmd = [binary, "index", "--corpus", corpus["path"], "--out", idx_dir, "--overwrite"]
     if heap_mb:
         cmd += ["--writer-heap-mb", str(heap_mb)]
+    cmd += list(extra_args)
     r = timed_process(cmd, log_path=log_path, max_wait_quiet=args.max_wait_quiet, sample_rss=True)
     if r["rc"] != 0:
         raise SystemExit(f"hierarag index failed (rc={r['rc']}), see {log_path}")
@@ -328,7 +329,7 @@ def run_hierarag(binary, corpus, n, queries, qids, work, args, index_reps):
 
 
 # ----------------------------------------------------------------------------- peers
-def run_peer(engine, corpus, n, queries, work, args, index_reps):
+def run_peer(engine, corpus, n, queries, work, args, index_reps, extra_args=()):
     pwork = os.path.join(work, f"{engine}-x{n}")
     os.makedirs(pwork, exist_ok=True)
     jout = os.path.join(work, f"{engine}-x{n}.json")
@@ -339,7 +340,7 @@ def run_peer(engine, corpus, n, queries, work, args, index_reps):
     env["PYTHONUNBUFFERED"] = "1"
     cmd = [sys.executable, os.path.join(HERE, "peers.py"), "--engine", engine, "--corpus", corpus["path"],
            "--queries", queries, "--workdir", pwork, "--json-out", jout,
-           "--index-reps", str(index_reps), "--query-reps", str(args.query_reps)]
+           "--index-reps", str(index_reps), "--query-reps", str(args.query_reps)] + list(extra_args)
     log(f"  {engine} x{n} ...")
     r = timed_process(cmd, env=env, log_path=os.path.join(work, f"{engine}-x{n}.log"),
                       timeout=args.peer_timeout, max_wait_quiet=args.max_wait_quiet)

@@ -4,7 +4,10 @@
 One process per engine per corpus scale:
 
     python bench/peers.py --engine bm25s --corpus C.jsonl --queries Q.jsonl \
-        --workdir DIR --json-out R.json [--index-reps N] [--query-reps N]
+        --workdir DIR --json-out R.json [--index-reps N] [--query-reps N] [--rss-cap-mb MB]
+
+The corpus is a JSONL file or Parquet (a .parquet file, a quoted glob, or a directory of
+shards; columns id and text), read whole into memory before any clock starts.
 
 Timed sections (time.perf_counter):
   * indexing: only the engine's indexing call(s), on documents already read
@@ -57,6 +60,21 @@ def base_id(doc_id):
 
 
 def read_corpus(path):
+    """ids and texts of a JSONL file, or of Parquet files (a .parquet path, a glob of them, or a
+    directory holding them; columns id and text, files in name order)."""
+    if path.endswith(".parquet") or "*" in path or os.path.isdir(path):
+        import glob
+        import pyarrow.parquet as pq
+        files = sorted(glob.glob(os.path.join(path, "*.parquet")) if os.path.isdir(path) else glob.glob(path))
+        if not files:
+            sys.exit(f"no Parquet files at {path}")
+        ids, texts = [], []
+        for fn in files:
+            pf = pq.ParquetFile(fn)
+            for batch in pf.iter_batches(batch_size=65536, columns=["id", "text"]):
+                ids.extend(batch.column(0).to_pylist())
+                texts.extend(batch.column(1).to_pylist())
+        return ids, texts
     ids, texts = [], []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -64,6 +82,30 @@ def read_corpus(path):
             ids.append(d["id"])
             texts.append(d["text"])
     return ids, texts
+
+
+def rss_watchdog(cap_mb):
+    """Exit (status 3) as soon as this process's resident memory passes cap_mb, so that a peer
+    that does not fit stops itself instead of pushing the machine into the OOM killer."""
+    import threading
+
+    def watch():
+        while True:
+            try:
+                with open("/proc/self/status") as f:
+                    for line in f:
+                        if line.startswith("VmRSS:"):
+                            kb = int(line.split()[1])
+                            if kb > cap_mb * 1024:
+                                print(f"RSS cap exceeded: {kb / 1024:.0f} MB > {cap_mb} MB", file=sys.stderr,
+                                      flush=True)
+                                os._exit(3)
+                            break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.2)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def read_queries(path):
@@ -80,6 +122,12 @@ def top1_own(qids, top1_ids):
     """Fraction of queries whose first result is the query's own article
     (any copy of it, at scales > 1)."""
     hits = sum(1 for q, d in zip(qids, top1_ids) if d is not None and base_id(d) == q)
+    return hits / len(qids)
+
+
+def top10_own(qids, top_ids):
+    """Fraction of queries whose own article (any copy) is among their results (the top 10)."""
+    hits = sum(1 for q, ds in zip(qids, top_ids) if any(base_id(d) == q for d in ds))
     return hits / len(qids)
 
 
@@ -170,6 +218,7 @@ def run_bm25s(args, ids, texts, qids, qtexts, text_mb):
     # sanity check (untimed): queries with no scoring term get score 0 everywhere
     top1 = [ids[int(d[0])] if s[0] > 0 else None for d, s in zip(docs, scores)]
     out["top1_own"] = top1_own(qids, top1)
+    out["top10_own"] = top10_own(qids, [[ids[int(x)] for x, y in zip(d, s) if y > 0] for d, s in zip(docs, scores)])
     out["queries_without_results"] = sum(1 for t in top1 if t is None)
     return out
 
@@ -233,13 +282,18 @@ def run_pisa(args, ids, texts, qids, qtexts, text_mb):
         first = res[res["rank"] == 0]
         top1 = dict(zip(first["qid"], first["docno"]))
         top1_list = [top1.get(q) for q in qids]
+        top = {}
+        for q, d in zip(res["qid"], res["docno"]):
+            top.setdefault(q, []).append(d)
         out["stop_variants"][stops] = {
             "query_s": ts, "qps": len(qtexts) / median(ts),
             "top1_own": top1_own(qids, top1_list),
+            "top10_own": top10_own(qids, [top.get(q, []) for q in qids]),
             "queries_without_results": sum(1 for t in top1_list if t is None),
         }
     out["qps"] = out["stop_variants"]["terrier"]["qps"]
     out["top1_own"] = out["stop_variants"]["terrier"]["top1_own"]
+    out["top10_own"] = out["stop_variants"]["terrier"]["top10_own"]
     out["queries_without_results"] = out["stop_variants"]["terrier"]["queries_without_results"]
     out["qps_lucene_stops"] = out["stop_variants"]["lucene"]["qps"]
     out["index_disk_mb"] = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)
@@ -256,8 +310,12 @@ def main():
     ap.add_argument("--json-out", required=True)
     ap.add_argument("--index-reps", type=int, default=1)
     ap.add_argument("--query-reps", type=int, default=3)
+    ap.add_argument("--rss-cap-mb", type=int, default=0,
+                    help="exit with status 3 when this process's RSS passes this many MB (0: no cap)")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
+    if args.rss_cap_mb:
+        rss_watchdog(args.rss_cap_mb)
 
     t0 = time.perf_counter()
     ids, texts = read_corpus(args.corpus)
@@ -274,7 +332,7 @@ def main():
                 "corpus_load_s_untimed": load_s, "python": sys.version.split()[0]})
     with open(args.json_out, "w") as f:
         json.dump(out, f, indent=1)
-    print(json.dumps({k: out[k] for k in ("engine", "docs", "index_mb_s", "qps", "top1_own")}))
+    print(json.dumps({k: out.get(k) for k in ("engine", "docs", "index_mb_s", "qps", "top1_own", "top10_own")}))
 
 
 if __name__ == "__main__":
