@@ -27,6 +27,7 @@ mod analyzer;
 mod build;
 mod error;
 mod manifest;
+mod maxscore;
 mod search;
 
 pub use analyzer::{ANALYZER_NAME, analyze, analyzer_for, analyzer_name, english_analyzer};

@@ -2,7 +2,8 @@
 //!
 //! For the short queries of a RAG benchmark over short posting lists, one pass per term that adds
 //! each posting's BM25 contribution into a dense per-segment accumulator beats dynamic pruning
-//! (block-max WAND) and tantivy's generic collector machinery. Scores use tantivy's own
+//! and tantivy's generic collector machinery; above [`PRUNING_MIN_POSTINGS`] postings a query
+//! goes document-at-a-time with MaxScore ([`crate::maxscore`]). Scores use tantivy's own
 //! `Bm25Weight`, so they are bit-identical to a `BooleanQuery` of `TermQuery`s over the same terms.
 
 use std::cmp::Ordering;
@@ -24,6 +25,7 @@ use crate::analyzer::analyzer_for;
 use crate::build::{DOC_TABLE_FILE, register_analyzer};
 use crate::error::IndexError;
 use crate::manifest::IndexManifest;
+use crate::maxscore::{self, TermCursor, TopScores};
 
 /// Whether a ranking lists chunks, or documents at their best chunk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -115,15 +117,14 @@ struct Candidate {
 }
 
 struct QueryTerm {
-    term: Term,
     doc_freq: u64,
     weight: Bm25Weight,
     infos: Vec<Option<TermInfo>>,
 }
 
 /// Above this many postings in all (summed over the query's terms), a query switches from the
-/// exhaustive term-at-a-time pass to tantivy's block-max WAND, whose skipping pays off only on
-/// long posting lists (measured: docs/benchmarks.md).
+/// exhaustive term-at-a-time pass to MaxScore, whose skipping pays off only on long posting
+/// lists (measured: docs/benchmarks.md).
 const PRUNING_MIN_POSTINGS: u64 = 10_000;
 
 impl Bm25Index {
@@ -181,7 +182,7 @@ impl Bm25Index {
     }
 
     /// Sets the number of postings (summed over a query's terms) above which queries use
-    /// block-max WAND instead of the exhaustive pass: 0 prunes always, `u64::MAX` never. Both
+    /// MaxScore instead of the exhaustive pass: 0 prunes always, `u64::MAX` never. Both
     /// paths give the same ranking; this is a speed knob (and lets tests compare the two).
     pub fn with_pruning_threshold(mut self, min_postings: u64) -> Self {
         self.pruning_min_postings = min_postings;
@@ -342,7 +343,6 @@ impl Bm25Index {
                 self.avg_fieldnorm,
             );
             terms.push(QueryTerm {
-                term,
                 doc_freq,
                 weight,
                 infos,
@@ -413,9 +413,9 @@ impl Bm25Index {
         }
     }
 
-    /// Block-max WAND through tantivy for queries with long posting lists. The collector keeps
-    /// every chunk that scores at least the `want`-th best, ties included, so the final order is
-    /// the same total order as the exhaustive path.
+    /// MaxScore for queries with long posting lists ([`crate::maxscore`]). The pool keeps every
+    /// chunk that scored at least the `want`-th best when it was met, ties included, with exact
+    /// scores, so the final order is the same total order as the exhaustive path.
     fn search_pruned(
         &self,
         scratch: &mut Scratch,
@@ -423,106 +423,50 @@ impl Bm25Index {
         k: usize,
         level: Level,
     ) -> Vec<Hit> {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query, TermQuery};
-
-        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
-            .iter()
-            .map(|t| {
-                let query: Box<dyn Query> =
-                    Box::new(TermQuery::new(t.term.clone(), IndexRecordOption::WithFreqs));
-                (Occur::Should, query)
-            })
-            .collect();
-        let query = BooleanQuery::new(clauses);
-        let Ok(weight) = query.weight(EnableScoring::enabled_from_searcher(&self.searcher)) else {
-            return Vec::new();
-        };
         let mut want = k;
         loop {
             let pool = &mut scratch.candidates;
             pool.clear();
-            // Scores are positive, so their bit patterns order like the scores themselves.
-            let mut best: BinaryHeap<Reverse<u32>> = BinaryHeap::with_capacity(want + 1);
-            let mut threshold = f32::NEG_INFINITY;
-            for (segment_idx, reader) in self.searcher.segment_readers().iter().enumerate() {
-                let segment = &self.segments[segment_idx];
-                let start = threshold;
-                let mut collect = |doc: u32, score: f32| -> f32 {
-                    if segment.alive.as_ref().is_some_and(|a| a.is_deleted(doc)) {
-                        return threshold;
-                    }
-                    pool.push(Candidate {
-                        score,
-                        segment: segment_idx as u32,
-                        doc,
-                    });
-                    best.push(Reverse(score.to_bits()));
-                    if best.len() > want {
-                        best.pop();
-                    }
-                    if best.len() == want {
-                        // Keep everything within rounding of the bar: tantivy adds term scores
-                        // in another order than the exhaustive pass, so near-ties are rescored
-                        // exactly below before the final cut.
-                        let bar = f32::from_bits(best.peek().expect("heap is full").0);
-                        threshold = bar * (1.0 - 1e-4);
-                    }
-                    threshold
-                };
-                if weight
-                    .for_each_pruning(start, reader, &mut collect)
-                    .is_err()
-                {
-                    continue;
-                }
+            let mut top = TopScores::new(want);
+            for (segment_idx, segment) in self.segments.iter().enumerate() {
+                let cursors: Vec<TermCursor> = terms
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(query_pos, term)| {
+                        let info = term.infos[segment_idx].as_ref()?;
+                        let postings = segment
+                            .inverted
+                            .read_postings_from_terminfo(info, IndexRecordOption::WithFreqs)
+                            .ok()?;
+                        Some(TermCursor {
+                            postings,
+                            weight: &term.weight,
+                            query_pos,
+                        })
+                    })
+                    .collect();
+                maxscore::score_segment(
+                    cursors,
+                    terms.len(),
+                    &segment.fieldnorms,
+                    segment.alive.as_ref(),
+                    &mut top,
+                    |doc, score| {
+                        pool.push(Candidate {
+                            score,
+                            segment: segment_idx as u32,
+                            doc,
+                        })
+                    },
+                );
             }
-            let exhausted = best.len() < want;
-            self.rescore(pool, terms);
+            let exhausted = top.is_short();
             let pool = self.top_candidates(pool, want);
             let hits = self.rank(pool, level);
             if hits.len() >= k || exhausted {
                 return truncated(hits, k);
             }
             want = want.saturating_mul(4);
-        }
-    }
-
-    /// Recomputes candidates' scores exactly as the exhaustive pass does (term contributions
-    /// added in query order), so that both paths give the same ranking to the last bit.
-    fn rescore(&self, pool: &mut [Candidate], terms: &[QueryTerm]) {
-        use tantivy::DocSet;
-        use tantivy::postings::Postings;
-        pool.sort_unstable_by_key(|c| (c.segment, c.doc));
-        for c in pool.iter_mut() {
-            c.score = 0.0;
-        }
-        for term in terms {
-            let mut start = 0;
-            while start < pool.len() {
-                let segment_idx = pool[start].segment as usize;
-                let end =
-                    start + pool[start..].partition_point(|c| c.segment as usize == segment_idx);
-                let segment = &self.segments[segment_idx];
-                if let Some(info) = &term.infos[segment_idx]
-                    && let Ok(mut postings) = segment
-                        .inverted
-                        .read_postings_from_terminfo(info, IndexRecordOption::WithFreqs)
-                {
-                    for c in &mut pool[start..end] {
-                        // Candidates are in doc order; a posting list already past this doc
-                        // does not contain it (seek must never go backwards).
-                        if postings.doc() <= c.doc && postings.seek(c.doc) == c.doc {
-                            c.score += term.weight.score(
-                                segment.fieldnorms.fieldnorm_id(c.doc),
-                                postings.term_freq(),
-                            );
-                        }
-                    }
-                }
-                start = end;
-            }
         }
     }
 
