@@ -44,7 +44,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench import ensure_packages, log, machine_info, timed_child  # noqa: E402  (stdlib-only helpers)
+from bench import ensure_packages, log, machine_info, peer_ratios, timed_child  # noqa: E402  (stdlib-only helpers)
 
 PACKAGES = {"numpy": "numpy", "sklearn": "scikit-learn"}  # import name: pip name
 TAXONOMY = os.path.join(ROOT, "crates", "hierarag-taxonomy", "src", "default.toml")
@@ -576,12 +576,7 @@ def summarize(runs):
                 phases = [json.loads(r["output"].strip().splitlines()[-1]) for r in ok]
                 s["in_process_s"] = {k: statistics.median(p[k] for p in phases) for k in phases[0]}
             summary[scen][engine] = s
-        h = summary[scen].get("hierarag", {})
-        for engine, s in summary[scen].items():
-            if engine != "hierarag" and "median_s" in s and "median_s" in h:
-                s["ratio"] = s["median_s"] / h["median_s"]
-                s["ratio_min"] = s["min_s"] / h["min_s"]
-                s["cpu_ratio"] = s["cpu_s"] / max(h["cpu_s"], 1e-9)
+        peer_ratios(summary[scen])
     return summary
 
 

@@ -361,6 +361,17 @@ def run_peer(engine, corpus, n, queries, work, args, index_reps, extra_args=()):
 
 
 # ----------------------------------------------------------------------------- report
+def peer_ratios(summary, base="hierarag"):
+    """Adds to every other engine's entry of `summary` (engine -> median_s, min_s, cpu_s) its
+    time over `base`'s: ratio (medians), ratio_min and cpu_ratio; > 1 means `base` is faster."""
+    h = summary.get(base, {})
+    for engine, s in summary.items():
+        if engine != base and "median_s" in s and "median_s" in h:
+            s["ratio"] = s["median_s"] / h["median_s"]
+            s["ratio_min"] = s["min_s"] / h["min_s"]
+            s["cpu_ratio"] = s["cpu_s"] / max(h["cpu_s"], 1e-9)
+
+
 def fmt(x, nd=1):
     return "-" if x is None else f"{x:,.{nd}f}"
 

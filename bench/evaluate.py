@@ -58,14 +58,13 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench import log, machine_info, timed_child  # noqa: E402  (stdlib-only helpers)
+from bench import log, machine_info, peer_ratios, timed_child  # noqa: E402  (stdlib-only helpers)
 
 GEN_VERSION = 1  # bump when the generator changes, so that old run folders are made again
 SYSTEMS = ["bm25", "dense", "hybrid", "bm25-rerank", "dense-small", "hybrid-rrf"]
@@ -577,12 +576,7 @@ def summarize(runs, generated):
                 s["embeddings_usage_last_rep"] = tot
         s["texts_scored_per_s"] = s["texts_scored"] / s["median_s"]
         summary[engine] = s
-    h = summary.get("hierarag", {})
-    for engine, s in summary.items():
-        if engine != "hierarag" and "median_s" in s and "median_s" in h:
-            s["ratio"] = s["median_s"] / h["median_s"]
-            s["ratio_min"] = s["min_s"] / h["min_s"]
-            s["cpu_ratio"] = s["cpu_s"] / max(h["cpu_s"], 1e-9)
+    peer_ratios(summary)
     return summary
 
 

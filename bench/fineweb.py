@@ -54,13 +54,12 @@ import re
 import string
 import sys
 import time
-import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from bench import log  # noqa: E402  (stdlib only)
-from plan import load_vocab  # noqa: E402  (numpy, imported inside)
+from plan import crawl_columns, load_vocab  # noqa: E402  (numpy, imported inside)
 
 GENERATOR_VERSION = 1
 DEFAULT_ROOT = "/work/data/fineweb-shaped"
@@ -236,28 +235,8 @@ def row_group(g, seed):
     offsets = np.concatenate([[0], np.cumsum(doc_bytes)]).astype(np.int32)
     text = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
-    raw = rng.bytes(16 * n)
-    ids = [f"<urn:uuid:{uuid.UUID(bytes=raw[16 * i:16 * i + 16], version=4)}>" for i in range(n)]
-    d = rng.integers(0, len(DUMPS), n)
-    month = rng.integers(1, 13, n)
-    day = rng.integers(1, 29, n)
-    secs = rng.integers(0, 86400, n)
-    seg = rng.integers(1368696381249, 1728000000000, n)
-    slug = T["slug_words"]
-    dom = rng.integers(0, len(slug), (n, 3))
-    tld = rng.integers(0, len(TLDS), n)
-    dump_col, date_col, url_col, path_col = [], [], [], []
-    base = g * ROW_GROUP
-    for i in range(n):
-        y, wk = DUMPS[d[i]]
-        dump = f"CC-MAIN-{y}-{wk:02d}"
-        dump_col.append(dump)
-        t = int(secs[i])
-        date_col.append(f"{y}-{month[i]:02d}-{day[i]:02d}T{t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d}Z")
-        a, b, c = (slug[j] for j in dom[i])
-        url_col.append(f"https://www.{a}{b}.{TLDS[tld[i]]}/{c}/{b}-{a}-{base + i}.html")
-        path_col.append(f"s3://commoncrawl/crawl-data/{dump}/segments/{seg[i]}.{i % 100}/warc/"
-                        f"{dump}-{seg[i] // 1000}-{(base + i) % 100000:05d}.warc.gz")
+    ids, dump_col, url_col, date_col, path_col = crawl_columns(
+        rng, n, g * ROW_GROUP, DUMPS, T["slug_words"], TLDS, (1368696381249, 1728000000000), "https")
     tokens = np.maximum(np.rint(w * rng.normal(TOKENS_PER_WORD[0], TOKENS_PER_WORD[1], n)), 1).astype(np.int64)
     table = pa.table([text, pa.array(ids), pa.array(dump_col), pa.array(url_col), pa.array(date_col),
                       pa.array(path_col), pa.array(["en"] * n), pa.array(rng.uniform(0.65, 1.0, n)),

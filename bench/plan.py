@@ -107,11 +107,39 @@ def load_vocab(path):
     return words, np.array([c for _, c in items], dtype=np.int64), source
 
 
+def crawl_columns(rng, n, first_row, dumps, slug_words, tlds, segments, scheme):
+    """FineWeb's metadata of rows first_row .. first_row + n, drawn from rng in a fixed order:
+    ids (`<urn:uuid:...>`), dump, url, date and file_path columns as lists. dumps: (year, week)
+    pairs; segments: the range of Common Crawl segment numbers; scheme: the URLs' scheme."""
+    import uuid
+
+    raw = rng.bytes(16 * n)
+    ids = [f"<urn:uuid:{uuid.UUID(bytes=raw[16 * i:16 * i + 16], version=4)}>" for i in range(n)]
+    d = rng.integers(0, len(dumps), n)
+    month = rng.integers(1, 13, n)
+    day = rng.integers(1, 29, n)
+    secs = rng.integers(0, 86400, n)
+    seg = rng.integers(segments[0], segments[1], n)
+    dom = rng.integers(0, len(slug_words), (n, 3))
+    tld = rng.integers(0, len(tlds), n)
+    dump_col, date_col, url_col, path_col = [], [], [], []
+    for i in range(n):
+        y, wk = dumps[d[i]]
+        dump = f"CC-MAIN-{y}-{wk:02d}"
+        dump_col.append(dump)
+        t = int(secs[i])
+        date_col.append(f"{y}-{month[i]:02d}-{day[i]:02d}T{t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d}Z")
+        a, b, c = (slug_words[j] for j in dom[i])
+        url_col.append(f"{scheme}://www.{a}{b}.{tlds[tld[i]]}/{c}/{b}-{a}-{first_row + i}.html")
+        path_col.append(f"s3://commoncrawl/crawl-data/{dump}/segments/{seg[i]}.{i % 100}/warc/"
+                        f"{dump}-{seg[i] // 1000}-{(first_row + i) % 100000:05d}.warc.gz")
+    return ids, dump_col, url_col, date_col, path_col
+
+
 def generate_corpus(path, rows, seed, vocab_path):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    import uuid
 
     t0 = time.perf_counter()
     words, counts, vocab_source = load_vocab(vocab_path)
@@ -156,26 +184,8 @@ def generate_corpus(path, rows, seed, vocab_path):
                 text = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
                 text_bytes += nbytes
 
-                raw = rng.bytes(16 * n)
-                ids = [f"<urn:uuid:{uuid.UUID(bytes=raw[16 * i:16 * i + 16], version=4)}>" for i in range(n)]
-                d = rng.integers(0, len(dumps), n)
-                month = rng.integers(1, 13, n)
-                day = rng.integers(1, 29, n)
-                secs = rng.integers(0, 86400, n)
-                seg = rng.integers(1368696381249, 1368708000000, n)
-                dom = rng.integers(0, len(slug_words), (n, 3))
-                tld = rng.integers(0, len(tlds), n)
-                dump_col, date_col, url_col, path_col = [], [], [], []
-                for i in range(n):
-                    y, wk = dumps[d[i]]
-                    dump = f"CC-MAIN-{y}-{wk:02d}"
-                    dump_col.append(dump)
-                    t = int(secs[i])
-                    date_col.append(f"{y}-{month[i]:02d}-{day[i]:02d}T{t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d}Z")
-                    a, b, c = (slug_words[j] for j in dom[i])
-                    url_col.append(f"http://www.{a}{b}.{tlds[tld[i]]}/{c}/{b}-{a}-{s + i}.html")
-                    path_col.append(f"s3://commoncrawl/crawl-data/{dump}/segments/{seg[i]}.{i % 100}/warc/"
-                                    f"{dump}-{seg[i] // 1000}-{(s + i) % 100000:05d}.warc.gz")
+                ids, dump_col, url_col, date_col, path_col = crawl_columns(
+                    rng, n, s, dumps, slug_words, tlds, (1368696381249, 1368708000000), "http")
                 tokens = np.rint(w * rng.normal(1.3, 0.08, n)).astype(np.int64)
                 parts.append(pa.table([text, pa.array(ids), pa.array(dump_col), pa.array(url_col),
                                        pa.array(date_col), pa.array(path_col), pa.array(["en"] * n),
