@@ -15,8 +15,8 @@ For each size (--sizes, default 0.1M,1M,3M):
      in-process figure it prints, peak RSS (/usr/bin/time %M) and the peaks of RssAnon/RssFile
      sampled every 20 ms, bytes a document above the writer heap, index size on disk; then
      `hierarag retrieve -k 10 --threads 1` (--query-reps passes; the queries/s it prints);
-  3. peers (bench/peers.py, one process each, documents read from the same Parquet files into
-     memory before the clock starts): PISA (index + block-max data + compression; queries with
+  3. peers (bench/peers.py, one process each, on the same Parquet files; bm25s reads them into
+     memory before its clock starts, PISA streams them through its timed indexing call): PISA (index + block-max data + compression; queries with
      terrier and Lucene stop words) and bm25s. A peer runs only where it should fit: below
      --mem-limit-gb (default 80 % of the machine's memory), predicted from its peak at the
      largest smaller size measured in this run (linear in documents); it is stopped when its RSS
