@@ -31,6 +31,10 @@ Usually started through bench/plan.sh (venv, packages, release build). Steps:
   5. prints a table (median seconds, docs/s, peak RSS, hierarag/peer speed
      ratio) and writes OUT/plan-results.json.
 
+With --shards DIR (a corpus of bench/fineweb.py: shards of 500,000 rows in row groups of 1,000)
+every engine reads DIR/*.parquet instead, and the page cache is warmed only when the shards fit
+in half the memory. The pyarrow peer holds the whole table: leave it out at that scale.
+
 These are benchmarks, not tests: nothing fails when hierarag is slower.
 """
 import argparse
@@ -275,15 +279,38 @@ def worker(args):
     print(json.dumps(dict(extra, n=len(ids), in_process_s=elapsed)))
 
 
+def corpus_files(corpus):
+    """The files of a corpus path or glob, sorted."""
+    import glob
+    return sorted(glob.glob(corpus)) if any(c in corpus for c in "*?[") else [corpus]
+
+
+def shards_info(directory):
+    """(glob, description) of a corpus written by bench/fineweb.py, in corpus_stats's keys."""
+    path = os.path.join(directory, "corpus.json")
+    if not os.path.exists(path):
+        sys.exit(f"{path} not found: generate the corpus with bench/fineweb.py --rows N first")
+    with open(path) as f:
+        man = json.load(f)
+    if not man.get("complete"):
+        sys.exit(f"{directory}: the corpus is not complete; run bench/fineweb.py again")
+    rows = man["rows"]
+    info = {"path": os.path.join(directory, "*.parquet"), "rows": rows, "file_bytes": man["file_bytes"],
+            "text_bytes": man["text_bytes"], "words_total": man["words"], "words_mean": man["words"] / rows,
+            "words_median": man["params"].get("median_words", float("nan")), "seed": man["seed"],
+            "vocabulary": man["vocabulary"], "shards": len(man["shards"]), "generator": "bench/fineweb.py"}
+    return os.path.join(directory, "*.parquet"), info
+
+
 def validate(corpus, bounds, outputs, k):
     """Not timed: every engine's ids are distinct, exist, and lie within the bounds; eligible count."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
     words = {}
-    pf = pq.ParquetFile(corpus)
-    for batch in pf.iter_batches(batch_size=65536, columns=["id", "text"]):
-        wc = pc.list_value_length(pc.utf8_split_whitespace(batch.column(1))).to_pylist()
-        words.update(zip(batch.column(0).to_pylist(), wc))
+    for path in corpus_files(corpus):
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=65536, columns=["id", "text"]):
+            wc = pc.list_value_length(pc.utf8_split_whitespace(batch.column(1))).to_pylist()
+            words.update(zip(batch.column(0).to_pylist(), wc))
     report = {}
     for scen, (lo, hi) in bounds.items():
         eligible = sum(1 for w in words.values() if lo <= w <= hi)
@@ -358,7 +385,8 @@ def summarize(results):
 
 def print_report(results):
     c = results["corpus"]
-    print(f"\ncorpus {c['path']}: {c['rows']:,} rows, file {c['file_bytes'] / 1e6:,.1f} MB, "
+    print(f"\ncorpus {os.path.relpath(c['path'], ROOT) if os.path.isabs(c['path']) else c['path']}: "
+          f"{c['rows']:,} rows, file {c['file_bytes'] / 1e6:,.1f} MB, "
           f"text {c['text_bytes'] / 1e6:,.1f} MB; words median {c['words_median']:.0f}, mean {c['words_mean']:.0f}")
     m = results["machine"]
     print(f"machine: {m.get('cpu_model')}, {m.get('nproc')} cores, {m.get('mem_total_gb')} GB; "
@@ -393,6 +421,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "out"))
     ap.add_argument("--rows", type=int, default=DEFAULT_ROWS)
     ap.add_argument("--corpus", help="corpus file (default OUT/fineweb-1m.parquet for 1M rows)")
+    ap.add_argument("--shards", metavar="DIR",
+                    help="a FineWeb-shaped corpus of bench/fineweb.py (DIR/corpus.json and its shards) instead of "
+                         "--corpus: every engine reads DIR/*.parquet")
     ap.add_argument("--corpus-seed", type=int, default=20240601)
     ap.add_argument("--seed", type=int, default=42, help="sampling seed of every engine")
     ap.add_argument("--sample", type=int, default=SAMPLE, help="documents the peers draw (rq2 plan: 3336)")
@@ -419,9 +450,12 @@ def main():
     if not os.access(args.hierarag, os.X_OK):
         sys.exit(f"{args.hierarag} not found; cargo build --release -p hierarag")
 
-    name = "fineweb-1m.parquet" if args.rows == DEFAULT_ROWS else f"fineweb-{args.rows}.parquet"
-    corpus = os.path.abspath(args.corpus or os.path.join(args.out, name))
-    info = corpus_info(corpus, args.rows, args.corpus_seed, args.vocab)
+    if args.shards:
+        corpus, info = shards_info(os.path.abspath(args.shards))
+    else:
+        name = "fineweb-1m.parquet" if args.rows == DEFAULT_ROWS else f"fineweb-{args.rows}.parquet"
+        corpus = os.path.abspath(args.corpus or os.path.join(args.out, name))
+        info = corpus_info(corpus, args.rows, args.corpus_seed, args.vocab)
     print(f"[plan-bench] corpus {os.path.relpath(corpus, ROOT)}: {info['rows']:,} rows, "
           f"file {info['file_bytes']:,} bytes ({info['file_bytes'] / 1e6:,.1f} MB), "
           f"text {info['text_bytes']:,} bytes ({info['text_bytes'] / 1e6:,.1f} MB)", file=sys.stderr, flush=True)
@@ -440,10 +474,17 @@ def main():
                         for s in scenarios}}
     res_path = os.path.join(args.out, "plan-results.json")
 
-    # Page cache: read the file once so that every engine starts from the same warm cache.
-    with open(corpus, "rb") as f:
-        while f.read(1 << 24):
-            pass
+    # Page cache: read the files once so that every engine starts from the same warm cache,
+    # when they fit in half the memory (otherwise every engine reads from disk).
+    files = corpus_files(corpus)
+    if sum(os.path.getsize(f) for f in files) < 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"):
+        for path in files:
+            with open(path, "rb") as f:
+                while f.read(1 << 24):
+                    pass
+        results["page_cache"] = "warm"
+    else:
+        results["page_cache"] = "larger than half the memory: read from disk"
     outputs = {s: {} for s in scenarios}
     for rep in range(args.reps):
         for scen in scenarios:

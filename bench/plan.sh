@@ -5,6 +5,8 @@
 #   bench/plan.sh                 # build, generate bench/out/fineweb-1m.parquet if absent, 3 reps
 #   bench/plan.sh --no-build      # use the existing target/release/hierarag
 #   bench/plan.sh --reps 5 --engines hierarag,duckdb   # other options go to bench/plan.py
+#   bench/plan.sh --no-build --shards /work/data/fineweb-shaped/3M --engines hierarag,duckdb,duckdb-space
+#                                 # a corpus of bench/fineweb.py (its shards) instead
 #   bench/.venv/bin/python bench/plan.py --report bench/out/plan-results.json   # table again
 #
 # Creates bench/.venv (python3 -m venv) if needed, installs numpy pyarrow duckdb into it,
@@ -20,7 +22,7 @@ EXTRA=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) EXTRA+=("$1"); shift ;;
   esac
 done
@@ -33,7 +35,7 @@ bench_binary plan-bench "$BUILD"
 # The vocabulary of the generated texts comes from the Wikipedia sample; it is only needed
 # when the corpus is generated, and plan.py falls back on a built-in word list without it.
 VOCAB=()
-if [[ ! -s "$HERE/out/fineweb-1m.parquet" ]]; then
+if [[ ! -s "$HERE/out/fineweb-1m.parquet" && " ${EXTRA[*]} " != *" --shards "* ]]; then
   if SRC="$("$BIN" -q data fetch wiki-sample --print-path 2>/dev/null | tail -n 1)" && [[ -s "$SRC" ]]; then
     VOCAB=(--vocab "$SRC")
   else

@@ -2,6 +2,7 @@
 //! time, so that memory is bounded by one batch whatever the file size (FineWeb shards are
 //! ~2 GB) and a damaged row group costs only its own rows.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use arrow_schema::DataType;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
-    ParquetRecordBatchReaderBuilder,
+    ParquetRecordBatchReaderBuilder, RowSelection,
 };
 
 use crate::error::{CorpusError, Location, Position};
@@ -22,69 +23,149 @@ use crate::reader::{CorpusSpec, Document, RawRecords};
 const BATCH_ROWS: usize = 1024;
 
 pub(crate) fn open(path: &Arc<Path>, spec: &CorpusSpec) -> Result<RawRecords, CorpusError> {
-    let at_file = || Location::new(path, Position::File);
-    let file = File::open(path).map_err(|source| CorpusError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    // The footer once; each row group then gets a reader of its own over the same metadata.
-    let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| {
-        CorpusError::Parquet {
-            location: at_file(),
-            message: e.to_string(),
-        }
-    })?;
-    let schema = Arc::clone(metadata.schema());
-    let n_rows = u64::try_from(metadata.metadata().file_metadata().num_rows()).unwrap_or(0);
-    let column_index = |field: &str| {
-        schema
-            .index_of(field)
-            .map_err(|_| CorpusError::MissingColumn {
-                location: at_file(),
-                field: field.to_string(),
-                columns: schema
-                    .fields()
-                    .iter()
-                    .map(|f| format!("`{}`", f.name()))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                n_rows,
-            })
-    };
-    let id_idx = column_index(&spec.id_field)?;
-    let text_idx = column_index(&spec.text_field)?;
-    let mask = ProjectionMask::roots(metadata.parquet_schema(), [id_idx, text_idx]);
-    let mut first_row = 0u64;
-    let mut row_groups = Vec::with_capacity(metadata.metadata().num_row_groups());
-    for (index, group) in metadata.metadata().row_groups().iter().enumerate() {
-        let n_rows = u64::try_from(group.num_rows()).unwrap_or(0);
-        if n_rows > 0 {
-            row_groups.push(RowGroup {
-                index,
-                first_row,
-                n_rows,
-            });
-        }
-        first_row += n_rows;
-    }
+    let file = ParquetFile::open(path, spec)?;
+    let mask = file.mask(true);
     Ok(Box::new(ParquetRecords {
-        file,
-        metadata,
         mask,
         path: Arc::clone(path),
         id_field: spec.id_field.clone(),
         text_field: spec.text_field.clone(),
-        row_groups: row_groups.into_iter(),
+        row_groups: file.row_groups.clone().into_iter(),
+        file,
         current: None,
     }))
 }
 
+/// An open Parquet file: its footer, where the id and text columns are, and its row groups.
+pub(crate) struct ParquetFile {
+    path: Arc<Path>,
+    metadata: ArrowReaderMetadata,
+    id_idx: usize,
+    text_idx: usize,
+    /// Non-empty row groups, in file order.
+    pub(crate) row_groups: Vec<RowGroup>,
+    pub(crate) n_rows: u64,
+}
+
+impl ParquetFile {
+    /// Reads the footer once (each row group then gets a reader of its own over the same
+    /// metadata) and finds the id and text columns.
+    pub(crate) fn open(path: &Arc<Path>, spec: &CorpusSpec) -> Result<ParquetFile, CorpusError> {
+        let at_file = || Location::new(path, Position::File);
+        let file = File::open(path).map_err(|source| CorpusError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let metadata =
+            ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| {
+                CorpusError::Parquet {
+                    location: at_file(),
+                    message: e.to_string(),
+                }
+            })?;
+        let schema = Arc::clone(metadata.schema());
+        let n_rows = u64::try_from(metadata.metadata().file_metadata().num_rows()).unwrap_or(0);
+        let column_index = |field: &str| {
+            schema
+                .index_of(field)
+                .map_err(|_| CorpusError::MissingColumn {
+                    location: at_file(),
+                    field: field.to_string(),
+                    columns: schema
+                        .fields()
+                        .iter()
+                        .map(|f| format!("`{}`", f.name()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    n_rows,
+                })
+        };
+        let id_idx = column_index(&spec.id_field)?;
+        let text_idx = column_index(&spec.text_field)?;
+        let mut first_row = 0u64;
+        let mut row_groups = Vec::with_capacity(metadata.metadata().num_row_groups());
+        for (index, group) in metadata.metadata().row_groups().iter().enumerate() {
+            let n_rows = u64::try_from(group.num_rows()).unwrap_or(0);
+            if n_rows > 0 {
+                row_groups.push(RowGroup {
+                    index,
+                    first_row,
+                    n_rows,
+                });
+            }
+            first_row += n_rows;
+        }
+        Ok(ParquetFile {
+            path: Arc::clone(path),
+            metadata,
+            id_idx,
+            text_idx,
+            row_groups,
+            n_rows,
+        })
+    }
+
+    /// The id column, and the text column too when `with_text`.
+    pub(crate) fn mask(&self, with_text: bool) -> ProjectionMask {
+        let parquet_schema = self.metadata.parquet_schema();
+        if with_text {
+            ProjectionMask::roots(parquet_schema, [self.id_idx, self.text_idx])
+        } else {
+            ProjectionMask::roots(parquet_schema, [self.id_idx])
+        }
+    }
+
+    /// A reader of one row group's columns in `mask`, of the rows in `selection` only when
+    /// given (positions within the row group).
+    pub(crate) fn group_reader(
+        &self,
+        group: RowGroup,
+        mask: &ProjectionMask,
+        selection: Option<RowSelection>,
+    ) -> Result<ParquetRecordBatchReader, parquet::errors::ParquetError> {
+        // A file of its own: clones of one handle share its offset, and the parquet crate
+        // seeks before each read, so two row groups read at once through clones would mix
+        // their bytes.
+        let file = File::open(&self.path)?;
+        let mut builder =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
+                .with_projection(mask.clone())
+                .with_row_groups(vec![group.index])
+                .with_batch_size(BATCH_ROWS);
+        if let Some(selection) = selection {
+            builder = builder.with_row_selection(selection);
+        }
+        builder.build()
+    }
+}
+
+/// The error of a row group that failed to decode after `rows_read` of its rows.
+pub(crate) fn group_error(
+    path: &Arc<Path>,
+    group: RowGroup,
+    rows_read: u64,
+    message: String,
+) -> CorpusError {
+    CorpusError::ParquetData {
+        location: Location::new(
+            path,
+            Position::RowGroup {
+                index: group.index,
+                first_row: group.first_row,
+                n_rows: group.n_rows,
+            },
+        ),
+        message,
+        rows_read,
+    }
+}
+
 /// A row group's place in the file.
 #[derive(Clone, Copy, Debug)]
-struct RowGroup {
-    index: usize,
-    first_row: u64,
-    n_rows: u64,
+pub(crate) struct RowGroup {
+    pub(crate) index: usize,
+    pub(crate) first_row: u64,
+    pub(crate) n_rows: u64,
 }
 
 /// The row group being read: its reader, the batch being handed out and how far into it.
@@ -98,8 +179,7 @@ struct GroupReader {
 }
 
 struct ParquetRecords {
-    file: File,
-    metadata: ArrowReaderMetadata,
+    file: ParquetFile,
     mask: ProjectionMask,
     path: Arc<Path>,
     id_field: String,
@@ -113,16 +193,8 @@ impl ParquetRecords {
     fn open_group(&self, group: RowGroup) -> Result<GroupReader, CorpusError> {
         let reader = self
             .file
-            .try_clone()
-            .map_err(parquet::errors::ParquetError::from)
-            .and_then(|file| {
-                ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
-                    .with_projection(self.mask.clone())
-                    .with_row_groups(vec![group.index])
-                    .with_batch_size(BATCH_ROWS)
-                    .build()
-            })
-            .map_err(|e| self.group_error(group, 0, e.to_string()))?;
+            .group_reader(group, &self.mask, None)
+            .map_err(|e| group_error(&self.path, group, 0, e.to_string()))?;
         Ok(GroupReader {
             group,
             reader,
@@ -130,21 +202,6 @@ impl ParquetRecords {
             batch_row: 0,
             rows_read: 0,
         })
-    }
-
-    fn group_error(&self, group: RowGroup, rows_read: u64, message: String) -> CorpusError {
-        CorpusError::ParquetData {
-            location: Location::new(
-                &self.path,
-                Position::RowGroup {
-                    index: group.index,
-                    first_row: group.first_row,
-                    n_rows: group.n_rows,
-                },
-            ),
-            message,
-            rows_read,
-        }
     }
 
     /// The id and text columns of a batch; the projection keeps schema order, so they are found
@@ -220,7 +277,7 @@ impl Iterator for ParquetRecords {
                 }
             };
             self.current = None;
-            return Some(Err(self.group_error(group, rows_read, failure)));
+            return Some(Err(group_error(&self.path, group, rows_read, failure)));
         }
     }
 }
@@ -232,6 +289,18 @@ fn cell_to_string(
     field: &str,
     integers_allowed: bool,
 ) -> Result<String, CorpusError> {
+    cell_str(array, i, location, field, integers_allowed).map(Cow::into_owned)
+}
+
+/// A cell as text, borrowed from the array when it is a string or valid UTF-8 bytes; integers
+/// (ids only) are written out.
+pub(crate) fn cell_str<'a>(
+    array: &'a ArrayRef,
+    i: usize,
+    location: &Location,
+    field: &str,
+    integers_allowed: bool,
+) -> Result<Cow<'a, str>, CorpusError> {
     let wrong = |found: String| CorpusError::WrongType {
         location: location.clone(),
         field: field.to_string(),
@@ -245,33 +314,35 @@ fn cell_to_string(
     if array.is_null(i) {
         return Err(wrong("null".into()));
     }
-    let from_bytes = |bytes: &[u8]| {
-        String::from_utf8(bytes.to_vec()).map_err(|e| CorpusError::NonUtf8 {
-            location: location.clone(),
-            field: field.to_string(),
-            byte_offset: e.utf8_error().valid_up_to(),
-            unit: "value",
-        })
+    let from_bytes = |bytes: &'a [u8]| {
+        std::str::from_utf8(bytes)
+            .map(Cow::Borrowed)
+            .map_err(|e| CorpusError::NonUtf8 {
+                location: location.clone(),
+                field: field.to_string(),
+                byte_offset: e.valid_up_to(),
+                unit: "value",
+            })
     };
     match array.data_type() {
-        DataType::Utf8 => Ok(array.as_string::<i32>().value(i).to_owned()),
-        DataType::LargeUtf8 => Ok(array.as_string::<i64>().value(i).to_owned()),
-        DataType::Utf8View => Ok(array.as_string_view().value(i).to_owned()),
+        DataType::Utf8 => Ok(Cow::Borrowed(array.as_string::<i32>().value(i))),
+        DataType::LargeUtf8 => Ok(Cow::Borrowed(array.as_string::<i64>().value(i))),
+        DataType::Utf8View => Ok(Cow::Borrowed(array.as_string_view().value(i))),
         DataType::Binary => from_bytes(array.as_binary::<i32>().value(i)),
         DataType::LargeBinary => from_bytes(array.as_binary::<i64>().value(i)),
         DataType::BinaryView => from_bytes(array.as_binary_view().value(i)),
-        DataType::Int64 if integers_allowed => {
-            Ok(array.as_primitive::<Int64Type>().value(i).to_string())
-        }
-        DataType::Int32 if integers_allowed => {
-            Ok(array.as_primitive::<Int32Type>().value(i).to_string())
-        }
-        DataType::UInt64 if integers_allowed => {
-            Ok(array.as_primitive::<UInt64Type>().value(i).to_string())
-        }
-        DataType::UInt32 if integers_allowed => {
-            Ok(array.as_primitive::<UInt32Type>().value(i).to_string())
-        }
+        DataType::Int64 if integers_allowed => Ok(Cow::Owned(
+            array.as_primitive::<Int64Type>().value(i).to_string(),
+        )),
+        DataType::Int32 if integers_allowed => Ok(Cow::Owned(
+            array.as_primitive::<Int32Type>().value(i).to_string(),
+        )),
+        DataType::UInt64 if integers_allowed => Ok(Cow::Owned(
+            array.as_primitive::<UInt64Type>().value(i).to_string(),
+        )),
+        DataType::UInt32 if integers_allowed => Ok(Cow::Owned(
+            array.as_primitive::<UInt32Type>().value(i).to_string(),
+        )),
         other => Err(wrong(format!("a column of type {other}"))),
     }
 }

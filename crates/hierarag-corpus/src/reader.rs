@@ -132,15 +132,12 @@ impl CorpusSpec {
         Ok(Documents {
             files: self.resolve()?.into(),
             spec: self.clone(),
-            on_error,
             current: None,
             current_path: None,
             current_format: CorpusFormat::Jsonl,
             current_yielded: false,
             in_textdir: false,
-            seen: HashMap::new(),
-            file_names: Vec::new(),
-            skipped: Vec::new(),
+            checks: Checks::new(on_error),
             n_documents: 0,
             text_bytes: 0,
             failed: false,
@@ -223,13 +220,10 @@ pub(crate) type RawRecords = Box<dyn Iterator<Item = Result<Document, CorpusErro
 
 /// Streams the documents of a corpus, one file after another, in a deterministic order.
 ///
-/// Ids must be unique across all files: the iterator remembers a 128-bit hash of every id it has
-/// seen with the place it was first seen packed into 8 bytes: 24 bytes an entry, about 50 bytes a
-/// document with the hash table's spare capacity, never the documents themselves.
+/// Ids must be unique across all files; see [`Checks`] for what checking that costs.
 pub struct Documents {
     files: std::collections::VecDeque<(PathBuf, CorpusFormat)>,
     spec: CorpusSpec,
-    on_error: OnError,
     current: Option<RawRecords>,
     /// The input being read, its format, and whether it has yielded anything (a document or an
     /// error): an input that yields nothing at all is an [`CorpusError::EmptyInput`].
@@ -237,10 +231,7 @@ pub struct Documents {
     current_format: CorpusFormat,
     current_yielded: bool,
     in_textdir: bool,
-    seen: HashMap<[u64; 2], PackedPlace>,
-    /// Files that documents came from, so that a duplicate can name where its twin was.
-    file_names: Vec<Arc<Path>>,
-    skipped: Vec<Skipped>,
+    checks: Checks,
     n_documents: u64,
     text_bytes: u64,
     failed: bool,
@@ -251,7 +242,7 @@ impl std::fmt::Debug for Documents {
         f.debug_struct("Documents")
             .field("files_left", &self.files.len())
             .field("n_documents", &self.n_documents)
-            .field("n_skipped", &self.skipped.len())
+            .field("n_skipped", &self.checks.skipped.len())
             .finish()
     }
 }
@@ -289,10 +280,125 @@ impl PackedPlace {
     }
 }
 
+/// The state a corpus pass keeps across records, shared by [`Documents`] and the Parquet scan
+/// ([`crate::scan`]): the ids seen (for uniqueness) and the `--on-error` policy with what it
+/// skipped.
+///
+/// Each id is remembered as a 128-bit hash with the place it was first seen packed into 8
+/// bytes: 24 bytes an entry, about 50 bytes a document with the hash table's spare capacity,
+/// never the documents themselves.
+#[derive(Debug)]
+pub(crate) struct Checks {
+    on_error: OnError,
+    seen: HashMap<[u64; 2], PackedPlace>,
+    /// Files that documents came from, so that a duplicate can name where its twin was.
+    file_names: Vec<Arc<Path>>,
+    pub(crate) skipped: Vec<Skipped>,
+}
+
+impl Checks {
+    pub(crate) fn new(on_error: OnError) -> Checks {
+        Checks {
+            on_error,
+            seen: HashMap::new(),
+            file_names: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// An error unless `id` is new; `field` names the id's field in the error.
+    pub(crate) fn unique_id(
+        &mut self,
+        id: &str,
+        location: &Location,
+        field: &str,
+    ) -> Result<(), CorpusError> {
+        if self.file_names.last() != Some(&location.path) {
+            self.file_names.push(Arc::clone(&location.path));
+        }
+        let file_idx = self.file_names.len() - 1;
+        // Two u64 halves rather than a u128: a u128 key is 16-byte aligned, which pads every
+        // entry from 24 to 32 bytes.
+        let hash = xxhash_rust::xxh3::xxh3_128(id.as_bytes());
+        let key = [(hash >> 64) as u64, hash as u64];
+        match self.seen.get(&key) {
+            Some(&place) => {
+                let (file, position) = place.unpack();
+                let first = match self.file_names.get(file) {
+                    Some(path) => Location::new(path, position).to_string(),
+                    None => format!("{position:?} of an earlier file"),
+                };
+                Err(CorpusError::DuplicateId {
+                    location: location.clone(),
+                    field: field.to_string(),
+                    id: id.to_string(),
+                    first,
+                })
+            }
+            None => {
+                self.seen
+                    .insert(key, PackedPlace::pack(file_idx, location.position));
+                Ok(())
+            }
+        }
+    }
+
+    /// Under `Skip`, records a skippable error and returns `None` (go on); otherwise returns
+    /// the error, which ends the pass. `in_textdir`: the error comes from a text directory.
+    pub(crate) fn handle(&mut self, error: CorpusError, in_textdir: bool) -> Option<CorpusError> {
+        if self.on_error == OnError::Skip && error.is_skippable() {
+            let location = match (&error, error.location()) {
+                (_, Some(location)) => location.to_string(),
+                (CorpusError::NoInput { pattern }, None) => pattern.clone(),
+                (_, None) => error
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            };
+            self.skipped.push(Skipped {
+                location,
+                reason: with_sources(&error),
+                records_lost: records_lost(&error, in_textdir),
+            });
+            None
+        } else {
+            Some(error)
+        }
+    }
+}
+
+/// How many records an error costs; see [`Skipped::records_lost`].
+fn records_lost(error: &CorpusError, in_textdir: bool) -> Option<u64> {
+    match error {
+        CorpusError::EmptyInput { .. } => Some(0),
+        CorpusError::ParquetData {
+            location,
+            rows_read,
+            ..
+        } => match location.position {
+            Position::RowGroup { n_rows, .. } => Some(n_rows.saturating_sub(*rows_read)),
+            _ => None,
+        },
+        CorpusError::MissingColumn { n_rows, .. } => Some(*n_rows),
+        CorpusError::NoInput { .. } | CorpusError::Parquet { .. } => None,
+        // In a text directory an unreadable `.txt`/`.md` file is one record; an unreadable
+        // subdirectory, or a JSONL file that breaks off, hides an unknown number.
+        CorpusError::Io { path, .. } => {
+            (in_textdir && textdir::is_text_document(path)).then_some(1)
+        }
+        CorpusError::MalformedJson { .. }
+        | CorpusError::MissingField { .. }
+        | CorpusError::WrongType { .. }
+        | CorpusError::NonUtf8 { .. }
+        | CorpusError::EmptyDocument { .. }
+        | CorpusError::DuplicateId { .. } => Some(1),
+    }
+}
+
 impl Documents {
     /// Everything skipped so far (only under [`OnError::Skip`]).
     pub fn skipped(&self) -> &[Skipped] {
-        &self.skipped
+        &self.checks.skipped
     }
 
     /// Counts so far.
@@ -300,7 +406,7 @@ impl Documents {
         ReadSummary {
             n_documents: self.n_documents,
             text_bytes: self.text_bytes,
-            ..ReadSummary::of_skipped(&self.skipped)
+            ..ReadSummary::of_skipped(&self.checks.skipped)
         }
     }
 
@@ -328,42 +434,12 @@ impl Documents {
                 id: doc.id.clone(),
             });
         }
-        if self.file_names.last() != Some(&doc.location.path) {
-            self.file_names.push(Arc::clone(&doc.location.path));
-        }
-        let file_idx = self.file_names.len() - 1;
-        // Two u64 halves rather than a u128: a u128 key is 16-byte aligned, which pads every
-        // entry from 24 to 32 bytes.
-        let hash = xxhash_rust::xxh3::xxh3_128(doc.id.as_bytes());
-        let key = [(hash >> 64) as u64, hash as u64];
-        match self.seen.get(&key) {
-            Some(&place) => {
-                let (file, position) = place.unpack();
-                let first = match self.file_names.get(file) {
-                    Some(path) => Location::new(path, position).to_string(),
-                    None => format!("{position:?} of an earlier file"),
-                };
-                Err(CorpusError::DuplicateId {
-                    location: doc.location.clone(),
-                    field: self.id_field_name(),
-                    id: doc.id.clone(),
-                    first,
-                })
-            }
-            None => {
-                self.seen
-                    .insert(key, PackedPlace::pack(file_idx, doc.location.position));
-                Ok(())
-            }
-        }
-    }
-
-    fn id_field_name(&self) -> String {
-        if self.in_textdir {
-            "path".into()
+        let field = if self.in_textdir {
+            "path"
         } else {
-            self.spec.id_field.clone()
-        }
+            self.spec.id_field.as_str()
+        };
+        self.checks.unique_id(&doc.id, &doc.location, field)
     }
 
     fn text_field_name(&self) -> String {
@@ -387,55 +463,11 @@ impl Documents {
         })
     }
 
-    /// How many records an error costs; see [`Skipped::records_lost`].
-    fn records_lost(&self, error: &CorpusError) -> Option<u64> {
-        match error {
-            CorpusError::EmptyInput { .. } => Some(0),
-            CorpusError::ParquetData {
-                location,
-                rows_read,
-                ..
-            } => match location.position {
-                Position::RowGroup { n_rows, .. } => Some(n_rows.saturating_sub(*rows_read)),
-                _ => None,
-            },
-            CorpusError::MissingColumn { n_rows, .. } => Some(*n_rows),
-            CorpusError::NoInput { .. } | CorpusError::Parquet { .. } => None,
-            // In a text directory an unreadable `.txt`/`.md` file is one record; an unreadable
-            // subdirectory, or a JSONL file that breaks off, hides an unknown number.
-            CorpusError::Io { path, .. } => {
-                (self.in_textdir && textdir::is_text_document(path)).then_some(1)
-            }
-            CorpusError::MalformedJson { .. }
-            | CorpusError::MissingField { .. }
-            | CorpusError::WrongType { .. }
-            | CorpusError::NonUtf8 { .. }
-            | CorpusError::EmptyDocument { .. }
-            | CorpusError::DuplicateId { .. } => Some(1),
-        }
-    }
-
     /// Under `Skip`, records the error and reports whether to go on; under `Fail`, ends the stream.
     fn handle(&mut self, error: CorpusError) -> Option<CorpusError> {
-        if self.on_error == OnError::Skip && error.is_skippable() {
-            let location = match (&error, error.location()) {
-                (_, Some(location)) => location.to_string(),
-                (CorpusError::NoInput { pattern }, None) => pattern.clone(),
-                (_, None) => error
-                    .path()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-            };
-            self.skipped.push(Skipped {
-                location,
-                reason: with_sources(&error),
-                records_lost: self.records_lost(&error),
-            });
-            None
-        } else {
-            self.failed = true;
-            Some(error)
-        }
+        let error = self.checks.handle(error, self.in_textdir);
+        self.failed |= error.is_some();
+        error
     }
 }
 

@@ -12,7 +12,8 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 use hierarag_corpus::{
-    CorpusError, CorpusFormat, CorpusSpec, Document, Documents, OnError, Position, Skipped,
+    CorpusError, CorpusFormat, CorpusSpec, Document, Documents, Measure, OnError, ParquetCorpus,
+    Position, RowRef, ScanSummary, Skipped,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -1434,4 +1435,243 @@ fn large_jsonl_streams_without_collecting() {
 fn documents_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<Documents>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Parquet scan for sampling: the same rows, checks and skips as the document stream
+// ---------------------------------------------------------------------------------------------
+
+/// Three shards: FineWeb rows 0–2499 in row groups of 300; a small shard whose rows 1–3 are a
+/// duplicate id, a null id and an empty text; FineWeb rows 5000–5699 in row groups of 200 with
+/// row group 1 (rows 200–399) damaged in its text column.
+fn three_shards(dir: &Path) -> [PathBuf; 3] {
+    let a = dir.join("a.parquet");
+    write_parquet(&a, &[fineweb_batch(0, 2500)], Some(300));
+    let b = dir.join("b.parquet");
+    write_parquet(
+        &b,
+        &[batch_of(
+            Arc::new(StringArray::from(vec![
+                Some("b0"),
+                Some(fineweb_id(5).as_str()),
+                None,
+                Some("b3"),
+                Some("b4"),
+            ])),
+            Arc::new(StringArray::from(vec![
+                "one two",
+                "x y",
+                "a null id",
+                " \n\t ",
+                "the last words\u{A0}here",
+            ])),
+        )],
+        Some(2),
+    );
+    let c = dir.join("c.parquet");
+    write_parquet(&c, &[fineweb_batch(5000, 700)], Some(200));
+    damage_row_groups(&c, &[1]);
+    [a, b, c]
+}
+
+fn word_count(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// Scans `spec` as one Parquet corpus: the rows handed out (id, measure, file, row) and the
+/// result.
+fn scan(
+    spec: &CorpusSpec,
+    on_error: OnError,
+    measure: bool,
+) -> (
+    Vec<(String, Option<usize>, usize, u64)>,
+    Result<ScanSummary, CorpusError>,
+) {
+    let corpus = spec.parquet().unwrap().expect("every input is Parquet");
+    let mut rows = Vec::new();
+    let result = corpus.scan(
+        on_error,
+        measure.then_some(&word_count as &Measure),
+        &mut |row| {
+            rows.push((
+                row.id.to_string(),
+                row.measure,
+                row.row.file(),
+                row.row.row(),
+            ))
+        },
+    );
+    (rows, result)
+}
+
+#[test]
+fn parquet_scan_hands_out_the_rows_and_skips_of_the_document_stream() {
+    let dir = TempDir::new().unwrap();
+    let shards = three_shards(dir.path());
+    let spec = spec_of(&[&shards[0], &shards[1], &shards[2]]);
+
+    let (docs, error, documents) = read(&spec, OnError::Skip);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(docs.len(), 2500 + 2 + 500);
+    let (rows, summary) = scan(&spec, OnError::Skip, true);
+    let summary = summary.unwrap();
+    let expected: Vec<(String, Option<usize>, usize, u64)> = docs
+        .iter()
+        .map(|doc| {
+            let file = shards
+                .iter()
+                .position(|s| s.as_path() == &*doc.location.path)
+                .unwrap();
+            let Position::Row(row) = doc.location.position else {
+                panic!("{:?}", doc.location)
+            };
+            (doc.id.clone(), Some(word_count(&doc.text)), file, row)
+        })
+        .collect();
+    assert_eq!(rows, expected);
+    assert_eq!(summary.n_rows, docs.len() as u64);
+    assert_eq!(summary.skipped, documents.skipped());
+    assert_eq!(
+        summary
+            .skipped
+            .iter()
+            .map(|s| s.records_lost)
+            .collect::<Vec<_>>(),
+        [Some(1), Some(1), Some(1), Some(200)]
+    );
+
+    // Under fail, the first problem (the duplicate id) is the same error, after the same rows.
+    let (rows, error) = scan(&spec, OnError::Fail, true);
+    assert_eq!(with_causes(&error.unwrap_err()), fail_message(&spec));
+    assert_eq!(rows.len(), 2501);
+
+    // Reading ids only, the texts are not checked: the empty text and the damaged text pages
+    // go unseen, while ids are checked as before.
+    let ids_only = spec_of(&[&shards[0], &shards[2]]);
+    let (rows, summary) = scan(&ids_only, OnError::Fail, false);
+    assert_eq!(summary.unwrap().n_rows, 3200);
+    let expected: Vec<(String, Option<usize>, usize, u64)> = (0..2500)
+        .map(|i| (fineweb_id(i), None, 0, i as u64))
+        .chain((0..700).map(|i| (fineweb_id(5000 + i), None, 1, i as u64)))
+        .collect();
+    assert_eq!(rows, expected);
+    let (_, error) = scan(&spec, OnError::Fail, false);
+    let message = with_causes(&error.unwrap_err());
+    let at = format!("{} row 1, field `id`", shards[1].display());
+    assert_contains(&message, &[&at, "duplicate document id", &fineweb_id(5)]);
+}
+
+#[test]
+fn parquet_fetch_reads_the_documents_of_chosen_rows() {
+    let dir = TempDir::new().unwrap();
+    let shards = three_shards(dir.path());
+    let spec = spec_of(&[&shards[0], &shards[1], &shards[2]]);
+    let corpus = spec.parquet().unwrap().unwrap();
+    let (docs, _, _) = read(&spec, OnError::Skip);
+    let at = |file: usize, row: u64| {
+        docs.iter()
+            .find(|d| {
+                &*d.location.path == shards[file].as_path()
+                    && d.location.position == Position::Row(row)
+            })
+            .unwrap()
+            .clone()
+    };
+    // Rows from every file, out of order, first and last rows of row groups among them.
+    let wanted = [
+        (2, 650),
+        (0, 0),
+        (0, 299),
+        (1, 4),
+        (0, 300),
+        (0, 2499),
+        (2, 10),
+        (0, 1234),
+    ];
+    let corpus_rows: Vec<RowRef> = wanted
+        .iter()
+        .map(|&(file, row)| {
+            let found = scan_row(&corpus, file, row);
+            assert_eq!((found.file(), found.row()), (file, row));
+            found
+        })
+        .collect();
+    let fetched = corpus.fetch(&corpus_rows).unwrap();
+    let expected: Vec<Document> = wanted.iter().map(|&(file, row)| at(file, row)).collect();
+    assert_eq!(fetched, expected);
+    assert_eq!(fetched[3].text, "the last words\u{A0}here");
+
+    // A row of the damaged row group, and an empty text, are errors naming where they are.
+    let damaged = corpus.fetch(&[scan_row(&corpus, 2, 250)]).unwrap_err();
+    let message = with_causes(&damaged);
+    let at = format!("{} row group 1 (rows 200–399)", shards[2].display());
+    assert!(message.starts_with(&at), "{message}");
+    let empty = corpus.fetch(&[scan_row(&corpus, 1, 3)]).unwrap_err();
+    let message = with_causes(&empty);
+    assert_contains(&message, &[&format!("{} row 3", shards[1].display()), "b3"]);
+}
+
+/// The [`RowRef`] the scan gives the row `row` of file `file`.
+fn scan_row(corpus: &ParquetCorpus, file: usize, row: u64) -> RowRef {
+    let mut found = None;
+    corpus
+        .scan(OnError::Skip, None, &mut |scanned| {
+            if (scanned.row.file(), scanned.row.row()) == (file, row) {
+                found = Some(scanned.row);
+            }
+        })
+        .unwrap();
+    found.expect("the scan hands out the row")
+}
+
+#[test]
+fn a_corpus_with_an_input_that_is_not_parquet_is_not_a_parquet_corpus() {
+    let dir = TempDir::new().unwrap();
+    let shards = three_shards(dir.path());
+    let jsonl = write_file(
+        dir.path(),
+        "more.jsonl",
+        "{\"id\": \"j\", \"text\": \"t\"}\n",
+    );
+    assert!(spec_of(&[&shards[0], &jsonl]).parquet().unwrap().is_none());
+    let glob = CorpusSpec::new([dir.path().join("*.parquet").display().to_string()]);
+    let corpus = glob.parquet().unwrap().unwrap();
+    assert_eq!(corpus.files().len(), 3);
+}
+
+/// Regression: row groups read at once through clones of one file handle shared its offset, so
+/// a 1 M-row shard failed with "snappy: corrupt input" in its second row group.
+#[test]
+fn parquet_scan_reads_row_groups_at_once_without_mixing_their_bytes() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("many-groups.parquet");
+    let batches: Vec<RecordBatch> = (0..8).map(|k| fineweb_batch(k * 5000, 5000)).collect();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1000))
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .build();
+    let mut writer = ArrowWriter::try_new(
+        fs::File::create(&path).unwrap(),
+        batches[0].schema(),
+        Some(props),
+    )
+    .unwrap();
+    for batch in &batches {
+        writer.write(batch).unwrap();
+    }
+    writer.close().unwrap();
+    let spec = spec_of(&[&path]);
+    let (docs, error, _) = read(&spec, OnError::Fail);
+    assert!(error.is_none(), "{error:?}");
+    for _ in 0..3 {
+        let (rows, summary) = scan(&spec, OnError::Fail, true);
+        summary.unwrap();
+        assert_eq!(rows.len(), 40_000);
+        assert!(
+            rows.iter()
+                .zip(&docs)
+                .all(|(row, doc)| row.0 == doc.id && row.1 == Some(word_count(&doc.text)))
+        );
+    }
 }

@@ -53,9 +53,14 @@ const VERDICT_WORDS: usize = 25;
 impl Plan {
     /// Calls and tokens for generating this plan; each item is one generation call (plus one
     /// filter call), its prompt the document(s), the category and persona descriptions and the
-    /// instructions.
-    pub fn estimate(&self, taxonomy: &Taxonomy, settings: GenerationSettings) -> LlmEstimate {
-        estimate_items(&self.items, &self.doc_words, taxonomy, settings)
+    /// instructions. `None` when the plan does not know its documents' lengths.
+    pub fn estimate(
+        &self,
+        taxonomy: &Taxonomy,
+        settings: GenerationSettings,
+    ) -> Option<LlmEstimate> {
+        let doc_words = self.doc_words.as_ref()?;
+        Some(estimate_items(&self.items, doc_words, taxonomy, settings))
     }
 }
 

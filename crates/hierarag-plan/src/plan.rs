@@ -56,8 +56,10 @@ pub struct Layout {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub items: Vec<PlanItem>,
-    /// Words of each item's documents, parallel to `items` (for estimates; not written).
-    pub doc_words: Vec<Vec<usize>>,
+    /// Words of each item's documents, parallel to `items` (for estimates; not written);
+    /// `None` when the pass did not read the lengths (a Parquet corpus sampled without length
+    /// bounds reads only ids).
+    pub doc_words: Option<Vec<Vec<usize>>>,
     /// Documents read from the corpus, and those within the length bounds.
     pub documents_read: u64,
     pub documents_eligible: u64,
@@ -196,7 +198,7 @@ impl Layout {
         }
         Ok(Plan {
             items,
-            doc_words,
+            doc_words: sample.lengths_known.then_some(doc_words),
             documents_read: sample.read,
             documents_eligible: sample.eligible,
             distinct_documents: sample.docs.len().min(needed),

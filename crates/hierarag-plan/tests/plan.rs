@@ -629,18 +629,22 @@ fn estimate_counts_one_generation_and_one_filter_call_per_item() {
     let taxonomy = Taxonomy::default_taxonomy();
     let design = Design::rq1(&taxonomy, 10, &[]).unwrap();
     let plan = make_plan(&design, &taxonomy, &corpus(100), 1);
-    let with = plan.estimate(&taxonomy, GenerationSettings::default());
+    let with = plan
+        .estimate(&taxonomy, GenerationSettings::default())
+        .unwrap();
     assert_eq!(
         (with.generation_calls, with.filter_calls, with.calls()),
         (40, 40, 80)
     );
-    let without = plan.estimate(
-        &taxonomy,
-        GenerationSettings {
-            candidates: 3,
-            filter: false,
-        },
-    );
+    let without = plan
+        .estimate(
+            &taxonomy,
+            GenerationSettings {
+                candidates: 3,
+                filter: false,
+            },
+        )
+        .unwrap();
     assert_eq!(without.filter_calls, 0);
     assert!(without.input_tokens < with.input_tokens);
     // Longer documents cost more input tokens.
@@ -652,6 +656,7 @@ fn estimate_counts_one_generation_and_one_filter_call_per_item() {
     assert!(
         long_plan
             .estimate(&taxonomy, GenerationSettings::default())
+            .unwrap()
             .input_tokens
             > with.input_tokens
     );
@@ -673,4 +678,56 @@ proptest! {
         let distinct: BTreeSet<&str> = plan.items.iter().map(|i| i.doc_ids[0].as_str()).collect();
         prop_assert_eq!(distinct.len(), docs.min(9 * n));
     }
+}
+
+/// A Parquet corpus is offered by id (and length when it was read) with where each row is; the
+/// sample must be the one the texts give, carry the tags, and say whether lengths are known.
+#[test]
+fn documents_offered_by_id_and_length_are_sampled_as_documents_offered_with_text() {
+    let docs = corpus(500);
+    for bounds in [
+        LengthBounds::default(),
+        LengthBounds {
+            min_words: Some(50),
+            max_words: Some(200),
+        },
+    ] {
+        let mut by_text = Reservoir::new(40, bounds, 9);
+        let mut by_id = Reservoir::new(40, bounds, 9);
+        for (row, (id, text)) in docs.iter().enumerate() {
+            by_text.offer(id, text);
+            let words = (!bounds.is_unbounded()).then(|| text.split_whitespace().count());
+            by_id.offer_counted(id, words, 1000 + row as u64);
+        }
+        let (by_text, by_id) = (by_text.finish(), by_id.finish());
+        assert!(by_text.lengths_known);
+        assert_eq!(by_id.lengths_known, !bounds.is_unbounded());
+        assert_eq!(
+            (
+                by_text.read,
+                by_text.eligible,
+                by_text.too_short,
+                by_text.too_long
+            ),
+            (by_id.read, by_id.eligible, by_id.too_short, by_id.too_long)
+        );
+        for (text_doc, id_doc) in by_text.docs.iter().zip(&by_id.docs) {
+            assert_eq!(text_doc.id, id_doc.id);
+            let row: usize = text_doc.id["doc-".len()..].parse().unwrap();
+            assert_eq!(id_doc.tag, 1000 + row as u64);
+            let words = docs[row].1.split_whitespace().count();
+            assert_eq!(text_doc.words, words);
+            assert_eq!(id_doc.words, if bounds.is_unbounded() { 0 } else { words });
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "without its length to a reservoir with length bounds")]
+fn a_bounded_reservoir_refuses_a_document_without_its_length() {
+    let bounds = LengthBounds {
+        min_words: Some(1),
+        max_words: None,
+    };
+    Reservoir::new(3, bounds, 1).offer_counted("d", None, 0);
 }

@@ -159,9 +159,12 @@ pub fn run(
         &design,
         &taxonomy,
         &spec,
-        on_error,
-        bounds,
-        config.run.seed,
+        crate::plan::Sampling {
+            on_error,
+            bounds,
+            seed: config.run.seed,
+            lengths: crate::plan::Lengths::WhenRead,
+        },
         reporter,
     )?;
     let written = crate::plan::write_plan(&run.plan(), &plan, false).map_err(|error| {

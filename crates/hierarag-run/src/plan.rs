@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use hierarag_corpus::{CorpusSpec, OnError, ReadSummary};
+use hierarag_corpus::{CorpusSpec, Measure, OnError, ReadSummary, RowRef, Skipped};
 use hierarag_plan::{
-    Design, DesignConfig, DesignKind, Layout, LengthBounds, PerLevel, Plan, Reservoir,
+    Design, DesignConfig, DesignKind, Layout, LengthBounds, PerLevel, Plan, Reservoir, count_words,
 };
 use hierarag_taxonomy::Taxonomy;
 
@@ -36,33 +36,85 @@ pub struct DesignOptions {
 
 /// Samples the documents of `design`'s items from the corpus (uniformly, in one streaming
 /// pass, within `bounds`) and lays the plan out with `seed`.
+///
+/// A corpus of Parquet files is read on every core, row groups in parallel; without length
+/// bounds (and under `--on-error fail`) only its id column is read, and with
+/// [`Lengths::Always`] the texts of the sampled rows alone afterwards, by row selection. A
+/// text is then checked only when its document is sampled, by generation (`hierarag index`
+/// checks every one). The sample is the same either way.
 pub fn sample(
     design: &Design,
     taxonomy: &Taxonomy,
     corpus: &CorpusSpec,
-    on_error: OnError,
-    bounds: LengthBounds,
-    seed: u64,
+    sampling: Sampling,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<Plan> {
+    let Sampling {
+        on_error,
+        bounds,
+        seed,
+        lengths,
+    } = sampling;
     if let (Some(min), Some(max)) = (bounds.min_words, bounds.max_words)
         && min > max
     {
         bail!("--min-words {min} is more than --max-words {max}");
     }
     let layout = Layout::new(design, taxonomy, seed);
-    let counter = reporter.counter("sampling documents", "read", None);
     let mut reservoir = Reservoir::new(layout.doc_slots(), bounds, seed);
-    let mut documents = corpus.documents(on_error)?;
-    for document in documents.by_ref() {
-        let document = document?;
-        reservoir.offer(&document.id, &document.text);
-        if reservoir.read().is_multiple_of(4096) {
-            counter.set_position(reservoir.read());
+    let counter = reporter.counter("sampling documents", "read", None);
+    let sample = match corpus.parquet()? {
+        Some(parquet) => {
+            // Only ids are read when no length is needed to decide; under --on-error skip the
+            // texts are read too, so that a document with a bad text is skipped as by every
+            // other stage instead of being sampled.
+            let read_texts = !bounds.is_unbounded() || on_error == OnError::Skip;
+            let summary = parquet.scan(
+                on_error,
+                read_texts.then_some(&count_words as &Measure),
+                &mut |row| {
+                    reservoir.offer_counted(row.id, row.measure, row.row.to_u64());
+                    if reservoir.read().is_multiple_of(4096) {
+                        counter.set_position(reservoir.read());
+                    }
+                },
+            )?;
+            drop(counter);
+            note_skipped(&summary.skipped, reporter);
+            let mut sample = reservoir.finish();
+            if !read_texts && lengths == Lengths::Always {
+                // The sampled documents' texts, for their lengths (and to check they are not
+                // empty): only the pages holding them are decoded.
+                let rows: Vec<RowRef> = sample
+                    .docs
+                    .iter()
+                    .map(|doc| RowRef::from_u64(doc.tag))
+                    .collect();
+                for (doc, document) in sample.docs.iter_mut().zip(parquet.fetch(&rows)?) {
+                    doc.words = count_words(&document.text);
+                }
+                sample.lengths_known = true;
+            }
+            sample
         }
-    }
-    drop(counter);
-    let skipped = documents.skipped();
+        None => {
+            let mut documents = corpus.documents(on_error)?;
+            for document in documents.by_ref() {
+                let document = document?;
+                reservoir.offer(&document.id, &document.text);
+                if reservoir.read().is_multiple_of(4096) {
+                    counter.set_position(reservoir.read());
+                }
+            }
+            drop(counter);
+            note_skipped(documents.skipped(), reporter);
+            reservoir.finish()
+        }
+    };
+    Ok(layout.assign(sample)?)
+}
+
+fn note_skipped(skipped: &[Skipped], reporter: &dyn Reporter) {
     if !skipped.is_empty() {
         reporter.note(&format!(
             "skipped {}; first: {}",
@@ -70,7 +122,35 @@ pub fn sample(
             skipped[0].reason
         ));
     }
-    Ok(layout.assign(reservoir.finish())?)
+}
+
+/// How documents are read and drawn for a plan.
+#[derive(Debug, Clone, Copy)]
+pub struct Sampling {
+    pub on_error: OnError,
+    pub bounds: LengthBounds,
+    pub seed: u64,
+    pub lengths: Lengths,
+}
+
+/// Whether a plan must know its documents' lengths (for [`Plan::estimate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lengths {
+    /// Read the sampled documents' texts if the pass did not (a dry run's estimate).
+    Always,
+    /// Only as the pass reads them: a Parquet corpus without length bounds reads ids alone, and
+    /// the sampled texts are read (and checked) when questions are generated from them.
+    WhenRead,
+}
+
+impl Lengths {
+    pub fn from_dry_run(dry_run: bool) -> Lengths {
+        if dry_run {
+            Lengths::Always
+        } else {
+            Lengths::WhenRead
+        }
+    }
 }
 
 /// The plan file already holds another plan (and `--overwrite` was not given).

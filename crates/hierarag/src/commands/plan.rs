@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use hierarag_plan::{Design, GenerationSettings, LengthBounds, Plan};
 use hierarag_run::Reporter;
+use hierarag_run::plan::{Lengths, Sampling};
 use hierarag_taxonomy::Taxonomy;
 
 use crate::cli::PlanArgs;
@@ -25,9 +26,12 @@ pub fn run(args: &PlanArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         &design,
         &taxonomy,
         &spec,
-        args.corpus.on_error,
-        bounds,
-        args.seed,
+        Sampling {
+            on_error: args.corpus.on_error,
+            bounds,
+            seed: args.seed,
+            lengths: Lengths::from_dry_run(args.dry_run),
+        },
         &printer,
     )?;
     let settings = GenerationSettings {
@@ -108,7 +112,9 @@ fn print_summary(
             ""
         }
     )?;
-    let estimate = plan.estimate(taxonomy, settings);
+    let estimate = plan
+        .estimate(taxonomy, settings)
+        .expect("a dry run samples with the documents' lengths");
     writeln!(
         out,
         "LLM calls: {} generation + {} filter = {} (before retries)",

@@ -425,3 +425,74 @@ fn paper_designs_on_the_wikipedia_sample() {
         assert_eq!(docs.len(), items.len(), "{design} reuses documents");
     }
 }
+
+/// The documents of [`write_corpus`] as two Parquet shards (rows 0–249 and the rest) in row
+/// groups of 64 rows; returns a glob matching both.
+fn write_parquet_corpus(dir: &Path, n: usize) -> String {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    let jsonl = std::fs::read_to_string(write_corpus(dir, n)).unwrap();
+    let rows: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (shard, rows) in rows.chunks(250).enumerate() {
+        let column = |field: &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|r| r[field].as_str().unwrap().to_string()),
+            ))
+        };
+        let batch =
+            RecordBatch::try_from_iter([("text", column("text")), ("id", column("id"))]).unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(64))
+            .build();
+        let file = std::fs::File::create(dir.join(format!("shard-{shard}.parquet"))).unwrap();
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
+    dir.join("shard-*.parquet").display().to_string()
+}
+
+/// A Parquet corpus is sampled by a scan of its id column (its texts too with length bounds),
+/// row groups in parallel; the plan must be the one the document stream gives.
+#[test]
+fn a_parquet_corpus_gives_the_plan_of_the_same_documents_in_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = write_corpus(dir.path(), 700);
+    let parquet = write_parquet_corpus(dir.path(), 700);
+    for options in [
+        "--design rq2 --per-level 20",
+        "--design rq2 --per-level 20 --min-words 50 --max-words 120",
+        "--design rq2 --per-level 20 --on-error skip",
+        "--design rq3 --per-cell 300",
+    ] {
+        let mut plans = Vec::new();
+        for (name, corpus) in [
+            ("jsonl", jsonl.display().to_string()),
+            ("parquet", parquet.clone()),
+        ] {
+            let out = dir.path().join(format!("{name}.jsonl"));
+            let mut args = plan_args(Path::new(&corpus), options);
+            args.extend([
+                "--out".into(),
+                out.display().to_string(),
+                "--overwrite".into(),
+            ]);
+            run_ok(&args);
+            let (dry_run, _) = run_ok(&plan_args(
+                Path::new(&corpus),
+                &format!("{options} --dry-run"),
+            ));
+            plans.push((std::fs::read_to_string(&out).unwrap(), dry_run));
+        }
+        assert_eq!(plans[0].0, plans[1].0, "{options}: plan.jsonl");
+        assert_eq!(plans[0].1, plans[1].1, "{options}: --dry-run");
+        assert!(plans[0].1.contains("tokens: ≈"), "{}", plans[0].1);
+    }
+}
