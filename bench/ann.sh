@@ -5,7 +5,7 @@
 # embedded MiniLM's time per million 512-word chunks. See docs/benchmarks.md, "Dense retrieval at
 # scale".
 #
-#   bench/ann.sh                      # 1 M rows, 1,000 queries, ef_search 64 and 128, MiniLM timed
+#   bench/ann.sh                      # 1 M rows, 1,000 queries, ef_search 64,128,256,512, MiniLM timed
 #                                     # on 20,000 chunks; everything under bench/out/ann
 #   bench/ann.sh --size 100k --timing-chunks 0      # a quick run
 #   bench/ann.sh --no-build           # use the binaries already built
