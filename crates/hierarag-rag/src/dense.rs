@@ -1,4 +1,4 @@
-//! Dense retrieval: chunk embeddings stored beside the index, exact cosine search.
+//! Dense retrieval: chunk embeddings stored beside the index, exact or HNSW-approximate cosine search.
 //!
 //! The embeddings of an index's chunks live in a cache directory (by default
 //! `<index>/dense/<backend>-<model>/`) as two files:
@@ -15,9 +15,15 @@
 //! never leaves a pair that is later taken as complete. A stored pair is reused only when
 //! `meta.json` matches the index and the embedder and `embeddings.f32` has exactly the size it
 //! announces; anything else is rebuilt, and the callback is told why.
+//!
+//! The rows are memory-mapped, never read into the heap. Search is exact (every row scored)
+//! unless [`DenseSettings`] choose the HNSW graph of [`crate::ann`] (`hnsw.usearch`, stored in
+//! the same directory): then the graph proposes `max(k, ef_search)` candidate rows, and these
+//! are scored exactly from `embeddings.f32` and ranked in the same total order as an exact
+//! search.
 
 use std::cmp::Ordering;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,8 +32,10 @@ use hierarag_llm::{BoxFuture, Embedder};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::ann::{HnswIndex, HnswProgress, HnswSettings};
 use crate::error::RagError;
 use crate::retrieve::{RetrievedChunk, Retriever, RetrieverKind, retrieved_chunk};
+use crate::rows::EmbeddingRows;
 
 /// The embeddings file of a cache directory.
 pub const EMBEDDINGS_FILE: &str = "embeddings.f32";
@@ -44,6 +52,77 @@ pub const CHUNKS_PER_STEP: usize = 512;
 /// Rows scored by one parallel task in a search.
 const ROWS_PER_TASK: usize = 1024;
 
+/// Which search a [`DenseRetriever`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnnMode {
+    /// HNSW from `ann_threshold` chunks on, exact below.
+    #[default]
+    Auto,
+    /// Every chunk scored, whatever the size.
+    Exact,
+    /// The HNSW graph, whatever the size.
+    Hnsw,
+}
+
+/// How dense retrieval searches (the `[dense]` table of a run config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DenseSettings {
+    /// `auto`, `exact` or `hnsw`.
+    pub ann: AnnMode,
+    /// With `ann = "auto"`, the number of chunks from which the HNSW graph is used.
+    pub ann_threshold: u64,
+    /// HNSW links per node and layer (M).
+    pub connectivity: usize,
+    /// HNSW candidates kept while building (efConstruction).
+    pub ef_construction: usize,
+    /// HNSW candidates kept while searching (efSearch), all rescored exactly.
+    pub ef_search: usize,
+}
+
+/// The default `ann_threshold`: a million chunks (1.5 GB of 384-dimension rows), where an exact
+/// search starts to take tens of milliseconds a question.
+pub const ANN_THRESHOLD: u64 = 1_000_000;
+
+impl Default for DenseSettings {
+    fn default() -> Self {
+        let hnsw = HnswSettings::default();
+        DenseSettings {
+            ann: AnnMode::Auto,
+            ann_threshold: ANN_THRESHOLD,
+            connectivity: hnsw.connectivity,
+            ef_construction: hnsw.ef_construction,
+            ef_search: hnsw.ef_search,
+        }
+    }
+}
+
+impl DenseSettings {
+    /// Whether an index of `n_chunks` chunks is searched through the HNSW graph.
+    pub fn uses_hnsw(&self, n_chunks: u64) -> bool {
+        match self.ann {
+            AnnMode::Auto => n_chunks >= self.ann_threshold,
+            AnnMode::Exact => false,
+            AnnMode::Hnsw => true,
+        }
+    }
+
+    /// The graph's parameters.
+    pub fn hnsw(&self) -> HnswSettings {
+        HnswSettings {
+            connectivity: self.connectivity,
+            ef_construction: self.ef_construction,
+            ef_search: self.ef_search,
+        }
+    }
+
+    /// Checks the graph's parameters.
+    pub fn check(&self) -> Result<(), String> {
+        self.hnsw().check()
+    }
+}
+
 /// What [`DenseRetriever::build`] reports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DenseProgress {
@@ -58,6 +137,8 @@ pub enum DenseProgress {
     },
     /// `done` of `total` chunks embedded.
     Embedded { done: u64, total: u64 },
+    /// The HNSW graph over the embeddings is reused or built.
+    Hnsw(HnswProgress),
 }
 
 /// `meta.json`.
@@ -74,7 +155,7 @@ struct DenseMeta {
     layout: String,
 }
 
-/// Exact cosine search over embeddings of every chunk of an index.
+/// Cosine search over embeddings of every chunk of an index: exact, or through an HNSW graph.
 pub struct DenseRetriever {
     /// Fetches the texts of the top chunks only; shared with a [`crate::Bm25Retriever`].
     index: Arc<Bm25Index>,
@@ -82,8 +163,9 @@ pub struct DenseRetriever {
     /// Row `r` is the chunk at `positions[r]`.
     positions: Vec<ChunkPosition>,
     /// `positions.len() × dim`, row-major, L2-normalised rows.
-    vectors: Vec<f32>,
-    dim: usize,
+    rows: EmbeddingRows,
+    /// The graph proposing candidates, when the settings chose it.
+    hnsw: Option<HnswIndex>,
     dir: PathBuf,
 }
 
@@ -93,7 +175,8 @@ impl std::fmt::Debug for DenseRetriever {
             .field("index", &self.index.dir())
             .field("model", &self.embedder.model())
             .field("chunks", &self.positions.len())
-            .field("dim", &self.dim)
+            .field("dim", &self.rows.dim())
+            .field("hnsw", &self.hnsw)
             .field("dir", &self.dir)
             .finish()
     }
@@ -117,15 +200,18 @@ impl DenseRetriever {
     }
 
     /// Loads the embeddings of `index`'s chunks from `cache_dir`, or (when they are missing or
-    /// do not match) embeds every chunk with `embedder` and stores them there.
+    /// do not match) embeds every chunk with `embedder` and stores them there; then, when
+    /// `settings` choose the HNSW graph for this many chunks, opens or builds it there too.
     pub async fn build(
         index: Arc<Bm25Index>,
         embedder: Arc<Embedder>,
         cache_dir: &Path,
+        settings: &DenseSettings,
         progress: &mut (dyn FnMut(DenseProgress) + Send),
     ) -> Result<DenseRetriever, RagError> {
+        settings.check().map_err(RagError::InvalidSettings)?;
         let positions = index.chunk_positions();
-        let wanted = DenseMeta {
+        let mut meta = DenseMeta {
             format_version: FORMAT_VERSION,
             backend: embedder.backend().to_string(),
             model: embedder.model().to_string(),
@@ -134,36 +220,45 @@ impl DenseRetriever {
             index: index_identity(&index),
             layout: LAYOUT.to_string(),
         };
-        let reason = match load_stored(cache_dir, &wanted) {
-            Ok((dim, vectors)) => {
+        match load_stored(cache_dir, &meta) {
+            Ok(dim) => {
+                meta.dim = dim;
                 progress(DenseProgress::Reused {
                     dir: cache_dir.to_path_buf(),
-                    n_chunks: wanted.n_chunks,
-                });
-                return Ok(DenseRetriever {
-                    index,
-                    embedder,
-                    positions,
-                    vectors,
-                    dim,
-                    dir: cache_dir.to_path_buf(),
+                    n_chunks: meta.n_chunks,
                 });
             }
-            Err(reason) => reason,
+            Err(reason) => {
+                progress(DenseProgress::Building {
+                    dir: cache_dir.to_path_buf(),
+                    reason,
+                    n_chunks: meta.n_chunks,
+                });
+                meta.dim =
+                    embed_and_store(&index, &embedder, &positions, cache_dir, &meta, progress)
+                        .await?;
+            }
+        }
+        let rows =
+            EmbeddingRows::open(&cache_dir.join(EMBEDDINGS_FILE), positions.len(), meta.dim)?;
+        let hnsw = if settings.uses_hnsw(meta.n_chunks) && !positions.is_empty() {
+            let identity = serde_json::to_value(&meta).expect("meta serialises");
+            Some(HnswIndex::open_or_build(
+                &rows,
+                &identity,
+                &settings.hnsw(),
+                cache_dir,
+                &mut |p| progress(DenseProgress::Hnsw(p)),
+            )?)
+        } else {
+            None
         };
-        progress(DenseProgress::Building {
-            dir: cache_dir.to_path_buf(),
-            reason,
-            n_chunks: wanted.n_chunks,
-        });
-        let (dim, vectors) =
-            embed_and_store(&index, &embedder, &positions, cache_dir, wanted, progress).await?;
         Ok(DenseRetriever {
             index,
             embedder,
             positions,
-            vectors,
-            dim,
+            rows,
+            hnsw,
             dir: cache_dir.to_path_buf(),
         })
     }
@@ -191,7 +286,12 @@ impl DenseRetriever {
 
     /// Dimensions of the embeddings (0 for an index without chunks).
     pub fn dim(&self) -> usize {
-        self.dim
+        self.rows.dim()
+    }
+
+    /// The HNSW graph searches go through, if the settings chose one.
+    pub fn hnsw(&self) -> Option<&HnswIndex> {
+        self.hnsw.as_ref()
     }
 
     /// The question's embedding with the chunks' embedder, L2-normalised.
@@ -211,28 +311,55 @@ impl DenseRetriever {
 
     /// The `k` chunks nearest to a normalised query vector, as hits scored by cosine, best
     /// first: score descending, then document id descending, then chunk number ascending (the
-    /// order of [`Bm25Index::search`]).
+    /// order of [`Bm25Index::search`]). Exact, or among the HNSW graph's candidates.
     pub fn nearest(&self, query: &[f32], k: usize) -> Result<Vec<Hit>, RagError> {
+        match &self.hnsw {
+            None => self.nearest_exact(query, k),
+            Some(hnsw) => {
+                self.check_query(query)?;
+                if k == 0 || self.positions.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let mut rows = hnsw.candidates(query, k)?;
+                if let Some(row) = rows.iter().find(|&&row| row >= self.positions.len()) {
+                    return Err(RagError::Ann {
+                        path: hnsw.path().to_path_buf(),
+                        message: format!(
+                            "proposed row {row} of {} rows (rebuild it by deleting it)",
+                            self.positions.len()
+                        ),
+                    });
+                }
+                rows.sort_unstable();
+                rows.dedup();
+                let scored = rows
+                    .into_iter()
+                    .map(|row| (dot(query, self.rows.row(row)), row))
+                    .collect();
+                Ok(self.ranked(scored, k))
+            }
+        }
+    }
+
+    /// The `k` chunks nearest to a normalised query vector among all chunks, in the order of
+    /// [`DenseRetriever::nearest`].
+    pub fn nearest_exact(&self, query: &[f32], k: usize) -> Result<Vec<Hit>, RagError> {
+        self.check_query(query)?;
         if k == 0 || self.positions.is_empty() {
             return Ok(Vec::new());
         }
-        if query.len() != self.dim {
-            return Err(RagError::Embed(format!(
-                "the question's vector has {} dimensions, the chunks' have {}",
-                query.len(),
-                self.dim
-            )));
-        }
         let by_rank = |a: &(f32, usize), b: &(f32, usize)| self.compare(*a, *b);
+        let dim = self.rows.dim();
         // Each task keeps its own best k, so memory is k per task, not one score per chunk.
-        let mut best: Vec<(f32, usize)> = self
-            .vectors
-            .par_chunks(ROWS_PER_TASK * self.dim)
+        let best: Vec<(f32, usize)> = self
+            .rows
+            .values()
+            .par_chunks(ROWS_PER_TASK * dim)
             .enumerate()
             .flat_map_iter(|(task, block)| {
                 let first_row = task * ROWS_PER_TASK;
                 let mut scored: Vec<(f32, usize)> = block
-                    .chunks_exact(self.dim)
+                    .chunks_exact(dim)
                     .enumerate()
                     .map(|(i, row)| (dot(query, row), first_row + i))
                     .collect();
@@ -240,12 +367,30 @@ impl DenseRetriever {
                 scored
             })
             .collect();
-        keep_best(&mut best, k, &by_rank);
-        best.sort_unstable_by(by_rank);
-        Ok(best
+        Ok(self.ranked(best, k))
+    }
+
+    /// The first `k` of scored rows in the ranking order, as hits.
+    fn ranked(&self, mut scored: Vec<(f32, usize)>, k: usize) -> Vec<Hit> {
+        let by_rank = |a: &(f32, usize), b: &(f32, usize)| self.compare(*a, *b);
+        keep_best(&mut scored, k, &by_rank);
+        scored.sort_unstable_by(by_rank);
+        scored
             .into_iter()
             .map(|(score, row)| self.positions[row].hit(score))
-            .collect())
+            .collect()
+    }
+
+    /// A query vector must have the rows' dimensions (any vector will do without rows).
+    fn check_query(&self, query: &[f32]) -> Result<(), RagError> {
+        if !self.positions.is_empty() && query.len() != self.rows.dim() {
+            return Err(RagError::Embed(format!(
+                "the question's vector has {} dimensions, the chunks' have {}",
+                query.len(),
+                self.rows.dim()
+            )));
+        }
+        Ok(())
     }
 
     /// The top `k` chunks for `query`, with their texts.
@@ -348,8 +493,8 @@ fn index_identity(index: &Bm25Index) -> serde_json::Value {
     })
 }
 
-/// The stored embeddings (dim, rows) when they match `wanted`; otherwise why not.
-fn load_stored(dir: &Path, wanted: &DenseMeta) -> Result<(usize, Vec<f32>), String> {
+/// The dimensions of the stored embeddings when they match `wanted`; otherwise why not.
+fn load_stored(dir: &Path, wanted: &DenseMeta) -> Result<usize, String> {
     let meta_path = dir.join(META_FILE);
     let text = match std::fs::read_to_string(&meta_path) {
         Ok(text) => text,
@@ -403,38 +548,19 @@ fn load_stored(dir: &Path, wanted: &DenseMeta) -> Result<(usize, Vec<f32>), Stri
             stored.dim
         ));
     }
-    let vectors = read_f32s(&vectors_path, n_values)
-        .map_err(|e| format!("{}: {e}", vectors_path.display()))?;
-    Ok((stored.dim, vectors))
+    Ok(stored.dim)
 }
 
-fn read_f32s(path: &Path, n_values: usize) -> std::io::Result<Vec<f32>> {
-    let mut file = std::fs::File::open(path)?;
-    let mut values = Vec::with_capacity(n_values);
-    let mut buffer = vec![0u8; 1 << 16];
-    let mut remaining = n_values * 4;
-    while remaining > 0 {
-        let n = remaining.min(buffer.len());
-        file.read_exact(&mut buffer[..n])?;
-        values.extend(
-            buffer[..n]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
-        remaining -= n;
-    }
-    Ok(values)
-}
-
-/// Embeds every chunk in `positions` order, writing `embeddings.f32` then `meta.json`.
+/// Embeds every chunk in `positions` order, writing `embeddings.f32` then `meta.json`;
+/// returns the dimensions.
 async fn embed_and_store(
     index: &Bm25Index,
     embedder: &Embedder,
     positions: &[ChunkPosition],
     dir: &Path,
-    mut meta: DenseMeta,
+    meta: &DenseMeta,
     progress: &mut (dyn FnMut(DenseProgress) + Send),
-) -> Result<(usize, Vec<f32>), RagError> {
+) -> Result<usize, RagError> {
     let io_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| RagError::Io { path, source }
@@ -450,7 +576,6 @@ async fn embed_and_store(
     let vectors_path = dir.join(EMBEDDINGS_FILE);
     let mut file = hierarag_fs::AtomicFile::create(&vectors_path).map_err(io_err(&vectors_path))?;
     let total = positions.len() as u64;
-    let mut vectors: Vec<f32> = Vec::new();
     let mut dim = 0usize;
     let mut done = 0u64;
     for step in positions.chunks(CHUNKS_PER_STEP) {
@@ -481,7 +606,6 @@ async fn embed_and_store(
                 if dim == 0 {
                     return Err(step_error("the embedder returned empty vectors".into()));
                 }
-                vectors.reserve_exact(positions.len() * dim);
             }
             if vector.len() != dim {
                 return Err(step_error(format!(
@@ -493,7 +617,6 @@ async fn embed_and_store(
             for x in &vector {
                 bytes.extend_from_slice(&x.to_le_bytes());
             }
-            vectors.extend_from_slice(&vector);
         }
         file.write_all(&bytes).map_err(io_err(&vectors_path))?;
         done += step.len() as u64;
@@ -501,11 +624,14 @@ async fn embed_and_store(
     }
     file.finish().map_err(io_err(&vectors_path))?;
 
-    meta.dim = dim;
+    let meta = DenseMeta {
+        dim,
+        ..meta.clone()
+    };
     let mut text = serde_json::to_string_pretty(&meta).expect("meta serialises");
     text.push('\n');
     hierarag_fs::write_atomic(&meta_path, text.as_bytes()).map_err(io_err(&meta_path))?;
-    Ok((dim, vectors))
+    Ok(dim)
 }
 
 #[cfg(test)]

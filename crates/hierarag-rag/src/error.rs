@@ -23,6 +23,8 @@ pub enum RagError {
     },
     #[error("{0}")]
     InvalidSettings(String),
+    #[error("{path}: {message}", path = path.display())]
+    Ann { path: PathBuf, message: String },
     #[error("the answering call failed")]
     Llm(#[from] hierarag_llm::LlmError),
 }

@@ -4,10 +4,12 @@
 //!
 //! - [`Retriever`]: one per [`RetrieverKind`]:
 //!   - [`Bm25Retriever`] (the paper's): BM25 over 512-word chunks;
-//!   - [`DenseRetriever`]: exact cosine search over embeddings of every chunk (MiniLM by
+//!   - [`DenseRetriever`]: cosine search over embeddings of every chunk (MiniLM by
 //!     default), computed once by [`DenseRetriever::build`] and stored beside the index
 //!     (`<index>/dense/<backend>-<model>/embeddings.f32` + `meta.json`), reused while the index
-//!     and the model are the same;
+//!     and the model are the same, memory-mapped; exact, or from [`DenseSettings::ann_threshold`]
+//!     chunks on among the candidates of an HNSW graph ([`HnswIndex`], usearch, stored beside
+//!     them as `hnsw.usearch` + `hnsw.json`) rescored exactly;
 //!   - [`HybridRetriever`]: [`reciprocal_rank_fusion`] of the two, each read to depth
 //!     `max(k, 100)`, fused score Σ 1 / (60 + rank) ([`FusionSettings`]).
 //!
@@ -25,11 +27,14 @@
 //! # async fn run(embedder: std::sync::Arc<hierarag_llm::Embedder>) -> Result<(), hierarag_rag::RagError> {
 //! use std::sync::Arc;
 //! use hierarag_index::Bm25Index;
-//! use hierarag_rag::{Bm25Retriever, DenseRetriever, FusionSettings, HybridRetriever, Retriever};
+//! use hierarag_rag::{
+//!     Bm25Retriever, DenseRetriever, DenseSettings, FusionSettings, HybridRetriever, Retriever,
+//! };
 //!
 //! let index = Arc::new(Bm25Index::open(std::path::Path::new("runs/wiki/index"))?);
 //! let cache_dir = DenseRetriever::default_cache_dir(&index, &embedder);
-//! let dense = DenseRetriever::build(index.clone(), embedder, &cache_dir, &mut |p| {
+//! let settings = DenseSettings::default();
+//! let dense = DenseRetriever::build(index.clone(), embedder, &cache_dir, &settings, &mut |p| {
 //!     eprintln!("{p:?}")
 //! })
 //! .await?;
@@ -41,19 +46,26 @@
 //! # }
 //! ```
 
+mod ann;
 mod answer;
 mod dense;
 mod error;
 mod hybrid;
 mod retrieve;
+mod rows;
 
+pub use ann::{HNSW_FILE, HNSW_META_FILE, HnswIndex, HnswProgress, HnswSettings};
 pub use answer::{
     AnswerModel, AnswerRecord, AnswerSettings, AnswerUsage, Answerer, ChunkRef, REFUSAL,
     answer_messages, is_refusal, is_refusal_in,
 };
-pub use dense::{CHUNKS_PER_STEP, DenseProgress, DenseRetriever, EMBEDDINGS_FILE, META_FILE};
+pub use dense::{
+    ANN_THRESHOLD, AnnMode, CHUNKS_PER_STEP, DenseProgress, DenseRetriever, DenseSettings,
+    EMBEDDINGS_FILE, META_FILE,
+};
 pub use error::RagError;
 pub use hybrid::{
     FUSION_DEPTH, FusionSettings, HybridRetriever, RRF_CONSTANT, reciprocal_rank_fusion,
 };
 pub use retrieve::{Bm25Retriever, RetrievedChunk, Retriever, RetrieverKind, ranked_documents};
+pub use rows::EmbeddingRows;

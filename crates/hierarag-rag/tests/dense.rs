@@ -11,7 +11,8 @@ use hierarag_corpus::{ChunkParams, CorpusSpec};
 use hierarag_index::{Bm25Index, BuildOptions, Hit, build_index};
 use hierarag_llm::{BoxFuture, CallError, ClientSettings, EmbedBackend, Embedder};
 use hierarag_rag::{
-    Bm25Retriever, CHUNKS_PER_STEP, DenseProgress, DenseRetriever, EMBEDDINGS_FILE, FusionSettings,
+    ANN_THRESHOLD, AnnMode, Bm25Retriever, CHUNKS_PER_STEP, DenseProgress, DenseRetriever,
+    DenseSettings, EMBEDDINGS_FILE, FusionSettings, HNSW_FILE, HNSW_META_FILE, HnswProgress,
     HybridRetriever, META_FILE, RagError, Retriever, reciprocal_rank_fusion,
 };
 
@@ -176,15 +177,9 @@ async fn dense(
     index: &Arc<Bm25Index>,
     fake: &Fake,
     cache_dir: &Path,
+    settings: &DenseSettings,
 ) -> (DenseRetriever, Vec<DenseProgress>) {
-    let mut reports = Vec::new();
-    let retriever =
-        DenseRetriever::build(index.clone(), fake.embedder.clone(), cache_dir, &mut |p| {
-            reports.push(p)
-        })
-        .await
-        .unwrap();
-    (retriever, reports)
+    dense_with(index, &fake.embedder, cache_dir, settings).await
 }
 
 fn building_reason(reports: &[DenseProgress]) -> Option<&str> {
@@ -205,7 +200,7 @@ async fn the_chunk_with_the_same_words_is_nearest() {
     let fake = fake("bow-16", None);
     let cache = DenseRetriever::default_cache_dir(&index, &fake.embedder);
     assert_eq!(cache, index.dir().join("dense").join("fake-bow-16"));
-    let (retriever, _) = dense(&index, &fake, &cache).await;
+    let (retriever, _) = dense(&index, &fake, &cache, &DenseSettings::default()).await;
     assert_eq!(retriever.name(), "dense");
     assert_eq!(retriever.n_chunks() as u64, index.n_chunks());
     assert_eq!(retriever.dim(), DIM);
@@ -228,7 +223,13 @@ async fn ties_go_to_the_greater_document_id_then_the_earlier_chunk() {
     let dir = tempfile::tempdir().unwrap();
     let index = build(dir.path(), 0, false);
     let fake = fake("bow-16", None);
-    let (retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+    let (retriever, _) = dense(
+        &index,
+        &fake,
+        &dir.path().join("dense"),
+        &DenseSettings::default(),
+    )
+    .await;
 
     let twins = retriever.search("same words here twice", 2).await.unwrap();
     let twin_ids: Vec<&str> = twins.iter().map(|c| c.chunk_id.as_str()).collect();
@@ -246,7 +247,13 @@ async fn the_top_k_is_the_exact_cosine_ranking() {
     let dir = tempfile::tempdir().unwrap();
     let index = build(dir.path(), 1000, false);
     let fake = fake("bow-16", None);
-    let (retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+    let (retriever, _) = dense(
+        &index,
+        &fake,
+        &dir.path().join("dense"),
+        &DenseSettings::default(),
+    )
+    .await;
     let chunks: Vec<_> = index.chunks().map(Result::unwrap).collect();
     assert!(
         chunks.len() > 2048,
@@ -312,7 +319,7 @@ async fn stored_embeddings_are_reused_and_rebuilt_when_truncated() {
     let index = build(dir.path(), 30, false);
     let cache = dir.path().join("dense");
     let fake = fake("bow-16", None);
-    let (first, reports) = dense(&index, &fake, &cache).await;
+    let (first, reports) = dense(&index, &fake, &cache, &DenseSettings::default()).await;
     assert_eq!(building_reason(&reports), Some("no stored embeddings"));
     assert_eq!(fake.embedded() as u64, texts_to_embed(&index));
     assert!(matches!(
@@ -327,7 +334,7 @@ async fn stored_embeddings_are_reused_and_rebuilt_when_truncated() {
         file_bytes
     );
 
-    let (second, reports) = dense(&index, &fake, &cache).await;
+    let (second, reports) = dense(&index, &fake, &cache, &DenseSettings::default()).await;
     assert!(
         matches!(reports[..], [DenseProgress::Reused { .. }]),
         "{reports:?}"
@@ -350,7 +357,7 @@ async fn stored_embeddings_are_reused_and_rebuilt_when_truncated() {
         .unwrap();
     file.set_len(file_bytes - 4).unwrap();
     drop(file);
-    let (third, reports) = dense(&index, &fake, &cache).await;
+    let (third, reports) = dense(&index, &fake, &cache, &DenseSettings::default()).await;
     let reason = building_reason(&reports).expect("rebuilt");
     assert!(reason.contains("bytes"), "{reason}");
     assert_eq!(fake.embedded() as u64, 2 * texts_to_embed(&index));
@@ -373,18 +380,18 @@ async fn stored_embeddings_of_another_index_or_model_are_rebuilt() {
     let cache = dir.path().join("dense");
     let index = build(dir.path(), 20, false);
     let fake = fake("bow-16", None);
-    dense(&index, &fake, &cache).await;
+    dense(&index, &fake, &cache, &DenseSettings::default()).await;
     let n_before = texts_to_embed(&index);
 
     let index = build(dir.path(), 25, true);
-    let (retriever, reports) = dense(&index, &fake, &cache).await;
+    let (retriever, reports) = dense(&index, &fake, &cache, &DenseSettings::default()).await;
     let reason = building_reason(&reports).expect("rebuilt");
     assert!(reason.contains("another index"), "{reason}");
     assert_eq!(fake.embedded() as u64, n_before + texts_to_embed(&index));
     assert_eq!(retriever.n_chunks() as u64, index.n_chunks());
 
     let other = self::fake("bow-16-other", None);
-    let (_, reports) = dense(&index, &other, &cache).await;
+    let (_, reports) = dense(&index, &other, &cache, &DenseSettings::default()).await;
     let reason = building_reason(&reports).expect("rebuilt");
     assert!(reason.contains("model bow-16,"), "{reason}");
     assert_eq!(other.embedded() as u64, texts_to_embed(&index));
@@ -397,15 +404,21 @@ async fn an_interrupted_build_is_never_taken_as_complete() {
     let index = build(dir.path(), 2000, false);
     assert!(index.n_chunks() > 1200, "the build needs several steps");
     let fake_ok = fake("bow-16", None);
-    dense(&index, &fake_ok, &cache).await;
+    dense(&index, &fake_ok, &cache, &DenseSettings::default()).await;
     assert!(cache.join(META_FILE).exists());
 
     // The same model fails half way through a rebuild (after the index changed)…
     let index = build(dir.path(), 2001, true);
     let failing = fake("bow-16", Some(600));
-    let error = DenseRetriever::build(index.clone(), failing.embedder.clone(), &cache, &mut |_| {})
-        .await
-        .unwrap_err();
+    let error = DenseRetriever::build(
+        index.clone(),
+        failing.embedder.clone(),
+        &cache,
+        &DenseSettings::default(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(&error, RagError::EmbedChunks { first, .. } if first.contains('#')),
         "{error}"
@@ -414,7 +427,7 @@ async fn an_interrupted_build_is_never_taken_as_complete() {
 
     // …so the next build starts again rather than trusting what is on disk.
     let fresh = fake("bow-16", None);
-    let (retriever, reports) = dense(&index, &fresh, &cache).await;
+    let (retriever, reports) = dense(&index, &fresh, &cache, &DenseSettings::default()).await;
     assert_eq!(building_reason(&reports), Some("no stored embeddings"));
     assert_eq!(fresh.embedded() as u64, texts_to_embed(&index));
     assert_eq!(retriever.n_chunks() as u64, index.n_chunks());
@@ -505,7 +518,13 @@ async fn hybrid_fuses_the_bm25_and_dense_rankings() {
     let dir = tempfile::tempdir().unwrap();
     let index = build(dir.path(), 80, false);
     let fake = fake("bow-16", None);
-    let (dense_retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+    let (dense_retriever, _) = dense(
+        &index,
+        &fake,
+        &dir.path().join("dense"),
+        &DenseSettings::default(),
+    )
+    .await;
     let bm25 = Bm25Retriever::new(index.clone());
     let settings = FusionSettings {
         depth: 12,
@@ -572,7 +591,13 @@ async fn a_negative_rrf_constant_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let index = build(dir.path(), 0, false);
     let fake = fake("bow-16", None);
-    let (dense_retriever, _) = dense(&index, &fake, &dir.path().join("dense")).await;
+    let (dense_retriever, _) = dense(
+        &index,
+        &fake,
+        &dir.path().join("dense"),
+        &DenseSettings::default(),
+    )
+    .await;
     let settings = FusionSettings {
         rrf_constant: -1.0,
         ..FusionSettings::default()
@@ -580,4 +605,324 @@ async fn a_negative_rrf_constant_is_refused() {
     let error =
         HybridRetriever::new(Bm25Retriever::new(index), dense_retriever, settings).unwrap_err();
     assert!(error.to_string().contains("rrf_constant"), "{error}");
+}
+
+// ---- The HNSW graph (usearch) ----
+
+/// Words (a vocabulary of `n` made-up words) hashed into `dim` counts, L2-normalised: richer
+/// than `bag_of_words`, so that rankings have few ties and the graph has something to find.
+#[derive(Debug)]
+struct HashedWords {
+    dim: usize,
+}
+
+impl EmbedBackend for HashedWords {
+    fn backend(&self) -> &str {
+        "fake"
+    }
+
+    fn model(&self) -> &str {
+        "hashed-words"
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, CallError>> {
+        Box::pin(async move { Ok(texts.iter().map(|t| hashed_words(t, self.dim)).collect()) })
+    }
+}
+
+fn hashed_words(text: &str, dim: usize) -> Vec<f32> {
+    let mut vector = vec![0f32; dim];
+    for word in text.split_whitespace() {
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for byte in word.bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        // Two buckets a word, one of them negative, so vectors spread over the sphere.
+        vector[(hash % dim as u64) as usize] += 1.0;
+        vector[((hash >> 32) % dim as u64) as usize] -= 0.5;
+    }
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+    vector
+}
+
+const HNSW_DIM: usize = 48;
+
+/// An index of `n_docs` documents of 8 to 23 words from a vocabulary of 400, chunks of 8 words.
+fn build_varied(dir: &Path, n_docs: usize) -> Arc<Bm25Index> {
+    let corpus = dir.join("varied.jsonl");
+    let mut file = std::fs::File::create(&corpus).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for d in 0..n_docs {
+        let n_words = 8 + (next() % 16) as usize;
+        let words: Vec<String> = (0..n_words).map(|_| format!("w{}", next() % 400)).collect();
+        let line = serde_json::json!({"id": format!("doc{d:05}"), "text": words.join(" ")});
+        writeln!(file, "{line}").unwrap();
+    }
+    drop(file);
+    let out = dir.join("varied-index");
+    let options = BuildOptions {
+        chunking: ChunkParams {
+            size: 8,
+            overlap: 0,
+        },
+        threads: 1,
+        writer_heap_bytes: 30_000_000,
+        overwrite: true,
+        ..BuildOptions::default()
+    };
+    let spec = CorpusSpec::new([corpus.to_string_lossy().into_owned()]);
+    build_index(&spec, &out, &options, &mut |_| {}).unwrap();
+    Arc::new(Bm25Index::open(&out).unwrap())
+}
+
+fn hashed_embedder() -> Arc<Embedder> {
+    let backend = HashedWords { dim: HNSW_DIM };
+    Arc::new(Embedder::new(vec![Arc::new(backend)], &ClientSettings::default(), 3).unwrap())
+}
+
+async fn dense_with(
+    index: &Arc<Bm25Index>,
+    embedder: &Arc<Embedder>,
+    cache_dir: &Path,
+    settings: &DenseSettings,
+) -> (DenseRetriever, Vec<DenseProgress>) {
+    let mut reports = Vec::new();
+    let retriever = DenseRetriever::build(
+        index.clone(),
+        embedder.clone(),
+        cache_dir,
+        settings,
+        &mut |p| reports.push(p),
+    )
+    .await
+    .unwrap();
+    (retriever, reports)
+}
+
+fn hnsw_building_reason(reports: &[DenseProgress]) -> Option<&str> {
+    reports.iter().find_map(|p| match p {
+        DenseProgress::Hnsw(HnswProgress::Building { reason, .. }) => Some(reason.as_str()),
+        _ => None,
+    })
+}
+
+fn hnsw_reused(reports: &[DenseProgress]) -> bool {
+    reports
+        .iter()
+        .any(|p| matches!(p, DenseProgress::Hnsw(HnswProgress::Reused { .. })))
+}
+
+const ALWAYS_HNSW: DenseSettings = DenseSettings {
+    ann: AnnMode::Hnsw,
+    ann_threshold: ANN_THRESHOLD,
+    connectivity: 16,
+    ef_construction: 128,
+    ef_search: 64,
+};
+
+#[tokio::test]
+async fn the_hnsw_top_10_recalls_the_exact_top_10() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build_varied(dir.path(), 3000);
+    assert!(index.n_chunks() > 4000, "{}", index.n_chunks());
+    let embedder = hashed_embedder();
+    let (retriever, _) =
+        dense_with(&index, &embedder, &dir.path().join("dense"), &ALWAYS_HNSW).await;
+    assert_eq!(retriever.hnsw().unwrap().n_rows() as u64, index.n_chunks());
+
+    // Queries are new texts of 3 to 9 words of the same vocabulary.
+    let mut state = 7u64;
+    let (mut found, mut wanted, mut identical) = (0usize, 0usize, 0usize);
+    let n_queries = 200;
+    for q in 0..n_queries {
+        let words: Vec<String> = (0..3 + q % 7)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                format!("w{}", (state >> 33) % 400)
+            })
+            .collect();
+        let query = hashed_words(&words.join(" "), HNSW_DIM);
+        let exact = retriever.nearest_exact(&query, 10).unwrap();
+        let approximate = retriever.nearest(&query, 10).unwrap();
+        assert_eq!(approximate.len(), 10);
+        // A chunk tied with the exact 10th counts as found: ties may be broken among chunks
+        // the graph did not propose.
+        let bar = exact[9].score;
+        let exact_ids = ids(&index, &exact);
+        found += approximate
+            .iter()
+            .zip(ids(&index, &approximate))
+            .filter(|(hit, id)| exact_ids.contains(id) || hit.score >= bar)
+            .count();
+        wanted += 10;
+        identical += usize::from(approximate == exact);
+        // The scores are the exact cosines, in the exact ranking's order.
+        for hit in &approximate {
+            let row = index
+                .chunk_positions()
+                .iter()
+                .position(|p| p.doc_ord == hit.doc_ord && p.chunk_n == hit.chunk_n)
+                .unwrap();
+            let text = index
+                .chunk_text(&index.chunk_positions()[row].hit(0.0))
+                .unwrap();
+            let reference: f32 = hashed_words(&text, HNSW_DIM)
+                .iter()
+                .zip(&query)
+                .map(|(a, b)| a * b)
+                .sum();
+            assert!((hit.score - reference).abs() < 1e-5);
+        }
+    }
+    let recall = found as f64 / wanted as f64;
+    assert!(recall >= 0.95, "recall@10 {recall}");
+    assert!(
+        identical * 10 >= n_queries * 8,
+        "{identical} of {n_queries} identical"
+    );
+}
+
+#[tokio::test]
+async fn the_threshold_switches_between_exact_and_hnsw() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 300, false);
+    let n_chunks = index.n_chunks();
+    let fake = fake("bow-16", None);
+    let cache = dir.path().join("dense");
+    let cases = [
+        (AnnMode::Auto, n_chunks + 1, false),
+        (AnnMode::Auto, n_chunks, true),
+        (AnnMode::Exact, 1, false),
+        (AnnMode::Hnsw, u64::MAX, true),
+    ];
+    for (ann, ann_threshold, uses_hnsw) in cases {
+        let settings = DenseSettings {
+            ann,
+            ann_threshold,
+            ..DenseSettings::default()
+        };
+        let (retriever, reports) = dense(&index, &fake, &cache, &settings).await;
+        assert_eq!(
+            retriever.hnsw().is_some(),
+            uses_hnsw,
+            "{ann:?} from {ann_threshold} with {n_chunks} chunks"
+        );
+        assert_eq!(
+            reports.iter().any(|p| matches!(p, DenseProgress::Hnsw(_))),
+            uses_hnsw
+        );
+    }
+    // By default a small index is searched exactly, with no graph file written.
+    let other = dir.path().join("dense-default");
+    let (retriever, _) = dense(&index, &fake, &other, &DenseSettings::default()).await;
+    assert!(retriever.hnsw().is_none());
+    assert!(!other.join(HNSW_FILE).exists());
+    assert!(n_chunks < ANN_THRESHOLD);
+}
+
+#[tokio::test]
+async fn the_stored_graph_is_reused_rebuilt_on_new_parameters_and_when_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build_varied(dir.path(), 800);
+    let embedder = hashed_embedder();
+    let cache = dir.path().join("dense");
+    let (first, reports) = dense_with(&index, &embedder, &cache, &ALWAYS_HNSW).await;
+    assert_eq!(hnsw_building_reason(&reports), Some("no stored HNSW graph"));
+    assert!(matches!(
+        reports.last(),
+        Some(DenseProgress::Hnsw(HnswProgress::Inserted { done, total })) if done == total
+    ));
+    let graph = std::fs::read(cache.join(HNSW_FILE)).unwrap();
+    assert!(cache.join(HNSW_META_FILE).exists());
+    assert!(!cache.join(format!("{HNSW_FILE}.tmp")).exists());
+    let query = hashed_words("w1 w2 w3 w4", HNSW_DIM);
+    let expected = first.nearest(&query, 10).unwrap();
+
+    // Same parameters: reused; another ef_search is a search setting, also reused.
+    let wider = DenseSettings {
+        ef_search: 200,
+        ..ALWAYS_HNSW
+    };
+    for settings in [ALWAYS_HNSW, wider] {
+        let (again, reports) = dense_with(&index, &embedder, &cache, &settings).await;
+        assert!(hnsw_reused(&reports), "{reports:?}");
+        assert_eq!(hnsw_building_reason(&reports), None);
+        assert_eq!(again.nearest(&query, 10).unwrap().len(), 10);
+    }
+
+    // Another connectivity: rebuilt, and the reason names it.
+    let sparser = DenseSettings {
+        connectivity: 8,
+        ..ALWAYS_HNSW
+    };
+    let (_, reports) = dense_with(&index, &embedder, &cache, &sparser).await;
+    let reason = hnsw_building_reason(&reports).expect("rebuilt");
+    assert!(reason.contains("connectivity 16 → 8"), "{reason}");
+
+    // Back to the first parameters: rebuilt, byte for byte the first file (deterministic).
+    let (_, reports) = dense_with(&index, &embedder, &cache, &ALWAYS_HNSW).await;
+    assert!(hnsw_building_reason(&reports).is_some());
+    assert_eq!(std::fs::read(cache.join(HNSW_FILE)).unwrap(), graph);
+
+    // A file cut short is noticed and rebuilt, and searches as before.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(cache.join(HNSW_FILE))
+        .unwrap();
+    file.set_len(graph.len() as u64 / 2).unwrap();
+    drop(file);
+    let (rebuilt, reports) = dense_with(&index, &embedder, &cache, &ALWAYS_HNSW).await;
+    let reason = hnsw_building_reason(&reports).expect("rebuilt");
+    assert!(reason.contains("bytes"), "{reason}");
+    assert_eq!(std::fs::read(cache.join(HNSW_FILE)).unwrap(), graph);
+    assert_eq!(rebuilt.nearest(&query, 10).unwrap(), expected);
+
+    // A graph without its hnsw.json (a build killed before the end) is rebuilt.
+    std::fs::remove_file(cache.join(HNSW_META_FILE)).unwrap();
+    let (_, reports) = dense_with(&index, &embedder, &cache, &ALWAYS_HNSW).await;
+    assert_eq!(hnsw_building_reason(&reports), Some("no stored HNSW graph"));
+
+    // New embeddings (another index): the graph is rebuilt too.
+    let index = build_varied(dir.path(), 801);
+    let (_, reports) = dense_with(&index, &embedder, &cache, &ALWAYS_HNSW).await;
+    let reason = hnsw_building_reason(&reports).expect("rebuilt");
+    assert!(reason.contains("embeddings differ"), "{reason}");
+}
+
+#[tokio::test]
+async fn hnsw_settings_out_of_range_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = build(dir.path(), 5, false);
+    let fake = fake("bow-16", None);
+    let settings = DenseSettings {
+        connectivity: 1,
+        ..ALWAYS_HNSW
+    };
+    let error = DenseRetriever::build(
+        index.clone(),
+        fake.embedder.clone(),
+        &dir.path().join("dense"),
+        &settings,
+        &mut |_| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("connectivity must be at least 2"),
+        "{error}"
+    );
 }

@@ -15,7 +15,7 @@ use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_generate::GenerateSettings;
 use hierarag_lang::Language;
 use hierarag_llm::{CacheSetting, ChatBackendKind, EmbedBackendKind, EmbeddingsConfig, LlmConfig};
-use hierarag_rag::{AnswerSettings, RetrieverKind};
+use hierarag_rag::{AnswerSettings, DenseSettings, RetrieverKind};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use toml::de::{DeTable, DeValue};
@@ -38,6 +38,11 @@ pub struct RunConfig {
     pub generate_concurrency: usize,
     pub answer: AnswerSettings,
     pub retriever: RetrieverKind,
+    /// How dense (and hybrid) retrieval searches the chunk embeddings (`[dense]`): exact, or
+    /// through an HNSW graph from `ann_threshold` chunks on. Left out of the manifest while
+    /// it has its defaults, so runs from before it existed record the same config.
+    #[serde(skip_serializing_if = "is_default_dense")]
+    pub dense: DenseSettings,
     pub answer_concurrency: usize,
     pub evaluate: EvaluateSection,
     /// The statistics of `hierarag analyze` ([analysis]; the seed defaults to the run's).
@@ -507,6 +512,7 @@ const TABLES: &[&str] = &[
     "generate",
     "filter",
     "answer",
+    "dense",
     "evaluate",
     "analysis",
     "tag",
@@ -515,6 +521,10 @@ const TABLES: &[&str] = &[
     "embeddings",
     "system",
 ];
+
+fn is_default_dense(settings: &DenseSettings) -> bool {
+    *settings == DenseSettings::default()
+}
 
 /// A run config's TOML with every value's place in the file, so that each error names the
 /// line and column it is about, however deep in a table the value is read.
@@ -969,6 +979,18 @@ impl RunConfig {
             }
         };
 
+        let dense = match document.table("dense")? {
+            None => DenseSettings::default(),
+            Some(section) => {
+                let span = section.span.clone();
+                let settings: DenseSettings = section.into_typed(&document)?;
+                settings
+                    .check()
+                    .map_err(|e| document.error_at("dense", span, e))?;
+                settings
+            }
+        };
+
         let analysis = match document.table("analysis")? {
             None => hierarag_analysis::Settings {
                 seed: run.seed,
@@ -1081,6 +1103,7 @@ with a reason)",
             generate,
             answer,
             retriever,
+            dense,
             evaluate,
             analysis,
             llm,
@@ -1215,6 +1238,40 @@ mod tests {
             format!("{error:#}").contains("inputs is empty"),
             "{error:#}"
         );
+    }
+
+    #[test]
+    fn the_dense_table_sets_the_search_and_is_recorded_only_when_not_default() {
+        let base = "[corpus]\ninputs = [\"a\"]\n";
+        let plain = RunConfig::parse(base, Path::new("r.toml")).unwrap();
+        assert_eq!(plain.dense, DenseSettings::default());
+        assert!(!plain.dense.uses_hnsw(999_999) && plain.dense.uses_hnsw(1_000_000));
+        assert!(
+            plain.to_json().get("dense").is_none(),
+            "manifests stay as before"
+        );
+
+        let text = format!("{base}[dense]\nann = \"hnsw\"\nef_search = 40\n");
+        let config = RunConfig::parse(&text, Path::new("r.toml")).unwrap();
+        assert_eq!(config.dense.ann, hierarag_rag::AnnMode::Hnsw);
+        assert_eq!(
+            (config.dense.ef_search, config.dense.connectivity),
+            (40, 16)
+        );
+        assert!(config.dense.uses_hnsw(1));
+        assert_eq!(config.to_json()["dense"]["ann"], "hnsw");
+
+        for (table, named) in [
+            ("ann = \"approximate\"\n", "approximate"),
+            ("ef_serch = 10\n", "ef_serch"),
+            ("connectivity = 1\n", "connectivity must be at least 2"),
+        ] {
+            let text = format!("{base}[dense]\n{table}");
+            let error = RunConfig::parse(&text, Path::new("r.toml")).unwrap_err();
+            let message = format!("{error:#}");
+            assert!(message.contains("r.toml: [dense]"), "{message}");
+            assert!(message.contains(named), "{message}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use hierarag_pipeline::{
 use hierarag_plan::PlanItem;
 use hierarag_rag::{
     AnswerRecord, Answerer, Bm25Retriever, DenseProgress, DenseRetriever, FusionSettings,
-    HybridRetriever, Retriever, RetrieverKind,
+    HnswProgress, HybridRetriever, Retriever, RetrieverKind,
 };
 
 use crate::config::{CommandSystemConfig, FileSystem, HttpSystemConfig, RunConfig};
@@ -244,12 +244,14 @@ pub fn retriever(
     let embedder = Arc::new(embedder(&embeddings, index_dir, reporter)?);
     let cache_dir = DenseRetriever::default_cache_dir(&index, &embedder);
     let counter = reporter.counter("embed", "chunks", Some(0));
+    let mut graph_counter = None;
     let dense = runtime.block_on(DenseRetriever::build(
         index.clone(),
         embedder,
         &cache_dir,
+        &config.dense,
         &mut |progress| match progress {
-            DenseProgress::Reused { .. } => {}
+            DenseProgress::Reused { .. } | DenseProgress::Hnsw(HnswProgress::Reused { .. }) => {}
             DenseProgress::Building {
                 reason, n_chunks, ..
             } => {
@@ -259,9 +261,21 @@ pub fn retriever(
                 ));
             }
             DenseProgress::Embedded { done, .. } => counter.set_position(done),
+            DenseProgress::Hnsw(HnswProgress::Building { reason, n_rows, .. }) => {
+                reporter.note(&format!(
+                    "building the HNSW graph of {n_rows} chunk embeddings ({reason})"
+                ));
+                graph_counter = Some(reporter.counter("hnsw", "chunks", Some(n_rows)));
+            }
+            DenseProgress::Hnsw(HnswProgress::Inserted { done, .. }) => {
+                if let Some(graph) = &graph_counter {
+                    graph.set_position(done);
+                }
+            }
         },
     ))?;
     drop(counter);
+    drop(graph_counter);
     match kind {
         RetrieverKind::Dense => Ok(Box::new(dense)),
         _ => Ok(Box::new(HybridRetriever::new(

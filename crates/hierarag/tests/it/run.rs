@@ -895,6 +895,50 @@ command = ["{}", "{}", "{}"]
     );
 }
 
+/// `[dense] ann = "hnsw"` with chunk embeddings from an OpenAI-compatible endpoint behind two
+/// base URLs: the graph is built beside the embeddings, and on a corpus this small (every chunk
+/// a candidate) the answers are those of exact search, byte for byte.
+#[test]
+fn a_dense_run_through_the_hnsw_graph_answers_as_exact_search_does() {
+    let (first, second) = (start_mock(0), start_mock(0));
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let mut answers = Vec::new();
+    for ann in ["exact", "hnsw"] {
+        let run_dir = dir.path().join(ann);
+        let config = write_config(dir.path(), &corpus, &first, &run_dir);
+        let text = std::fs::read_to_string(&config).unwrap();
+        let one_url = format!("base_urls = [\"{first}\"]\nbatch_size = 8");
+        assert!(text.contains(&one_url), "{text}");
+        let text =
+            text.replace(
+                &one_url,
+                &format!("base_urls = [\"{first}\", \"{second}\"]\nbatch_size = 8"),
+            )
+            .replace(
+                "[answer]\ntop_k = 5",
+                "[answer]\ntop_k = 5\nretriever = \"dense\"",
+            ) + &format!("\n[dense]\nann = \"{ann}\"\nef_search = 16\n");
+        std::fs::write(&config, text).unwrap();
+        let out = run_to_end(&config);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cache = run_dir.join("index/dense/openai-mock-embed");
+        assert!(cache.join("embeddings.f32").exists());
+        assert_eq!(cache.join("hnsw.usearch").exists(), ann == "hnsw", "{ann}");
+        assert_eq!(cache.join("hnsw.json").exists(), ann == "hnsw", "{ann}");
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!(manifest["config"]["dense"]["ann"], ann, "{manifest:#}");
+        answers.push(std::fs::read(run_dir.join("answers.jsonl")).unwrap());
+    }
+    assert!(String::from_utf8_lossy(&answers[0]).contains("\"retriever\":\"dense\""));
+    assert_eq!(answers[0], answers[1]);
+}
+
 /// `[judge.screen]`: after generation the judge rates every pair, those below the bounds (the
 /// castle documents' pairs) leave the benchmark for screened.jsonl before any system answers,
 /// and a second run makes none of them again.
