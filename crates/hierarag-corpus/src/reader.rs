@@ -2,6 +2,8 @@
 //! and the `--on-error` policy.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -280,6 +282,46 @@ impl PackedPlace {
     }
 }
 
+/// An id as the uniqueness check keeps it: its 128-bit xxh3 hash, as two halves (a `u128` key
+/// is 16-byte aligned, which pads every entry from 24 to 32 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdKey([u64; 2]);
+
+impl IdKey {
+    pub(crate) fn of(id: &str) -> IdKey {
+        let hash = xxhash_rust::xxh3::xxh3_128(id.as_bytes());
+        IdKey([(hash >> 64) as u64, hash as u64])
+    }
+}
+
+impl Hash for IdKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Already a hash: the table takes its low half as is (see `KeyHasher`).
+        state.write_u64(self.0[1]);
+    }
+}
+
+/// The hasher of the id table: an [`IdKey`] is a good hash already, so hashing it again (as the
+/// default SipHash does) only costs time.
+#[derive(Debug, Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `IdKey` is hashed with this hasher, through `write_u64`; anything else still
+        // gets a usable hash.
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+}
+
 /// The state a corpus pass keeps across records, shared by [`Documents`] and the Parquet scan
 /// ([`crate::scan`]): the ids seen (for uniqueness) and the `--on-error` policy with what it
 /// skipped.
@@ -290,7 +332,7 @@ impl PackedPlace {
 #[derive(Debug)]
 pub(crate) struct Checks {
     on_error: OnError,
-    seen: HashMap<[u64; 2], PackedPlace>,
+    seen: HashMap<IdKey, PackedPlace, BuildHasherDefault<KeyHasher>>,
     /// Files that documents came from, so that a duplicate can name where its twin was.
     file_names: Vec<Arc<Path>>,
     pub(crate) skipped: Vec<Skipped>,
@@ -300,10 +342,16 @@ impl Checks {
     pub(crate) fn new(on_error: OnError) -> Checks {
         Checks {
             on_error,
-            seen: HashMap::new(),
+            seen: HashMap::default(),
             file_names: Vec::new(),
             skipped: Vec::new(),
         }
+    }
+
+    /// Makes room for `additional` more ids (a Parquet file's row count), so that the table
+    /// does not grow by rehashing as they come.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.seen.reserve(additional);
     }
 
     /// An error unless `id` is new; `field` names the id's field in the error.
@@ -313,17 +361,24 @@ impl Checks {
         location: &Location,
         field: &str,
     ) -> Result<(), CorpusError> {
+        self.unique_key(IdKey::of(id), id, location, field)
+    }
+
+    /// [`Checks::unique_id`] with the id's key already computed (on another thread, say).
+    pub(crate) fn unique_key(
+        &mut self,
+        key: IdKey,
+        id: &str,
+        location: &Location,
+        field: &str,
+    ) -> Result<(), CorpusError> {
         if self.file_names.last() != Some(&location.path) {
             self.file_names.push(Arc::clone(&location.path));
         }
         let file_idx = self.file_names.len() - 1;
-        // Two u64 halves rather than a u128: a u128 key is 16-byte aligned, which pads every
-        // entry from 24 to 32 bytes.
-        let hash = xxhash_rust::xxh3::xxh3_128(id.as_bytes());
-        let key = [(hash >> 64) as u64, hash as u64];
-        match self.seen.get(&key) {
-            Some(&place) => {
-                let (file, position) = place.unpack();
+        match self.seen.entry(key) {
+            Entry::Occupied(entry) => {
+                let (file, position) = entry.get().unpack();
                 let first = match self.file_names.get(file) {
                     Some(path) => Location::new(path, position).to_string(),
                     None => format!("{position:?} of an earlier file"),
@@ -335,9 +390,8 @@ impl Checks {
                     first,
                 })
             }
-            None => {
-                self.seen
-                    .insert(key, PackedPlace::pack(file_idx, location.position));
+            Entry::Vacant(entry) => {
+                entry.insert(PackedPlace::pack(file_idx, location.position));
                 Ok(())
             }
         }

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::error::{CorpusError, Location, Position};
 use crate::parquet_reader::{ParquetFile, RowGroup, cell_str, group_error};
-use crate::reader::{Checks, CorpusFormat, CorpusSpec, Document, OnError, Skipped};
+use crate::reader::{Checks, CorpusFormat, CorpusSpec, Document, IdKey, OnError, Skipped};
 
 /// A length function applied to every text when a scan reads them (a word count, say).
 pub type Measure = dyn Fn(&str) -> usize + Sync;
@@ -107,11 +107,21 @@ impl CorpusSpec {
     }
 }
 
+/// A path of its own for one thread: the rows' locations clone it, and a shared one's reference
+/// count would bounce between the cores.
+fn own_copy(path: &Path) -> Arc<Path> {
+    Arc::from(path)
+}
+
+/// A row as decoded on a worker thread: its id, the id's key for the uniqueness check (hashed
+/// there, off the thread that checks), and its measure.
+type DecodedRow = (String, IdKey, Option<usize>);
+
 /// A row group's rows as a scan decoded them: each an id with its measure, or the row's error;
 /// then the error that ended the row group early, if one did.
 struct GroupRows {
     group: RowGroup,
-    rows: Vec<Result<(String, Option<usize>), CorpusError>>,
+    rows: Vec<Result<DecodedRow, CorpusError>>,
     failure: Option<CorpusError>,
 }
 
@@ -135,7 +145,10 @@ impl ParquetCorpus {
         let mut checks = Checks::new(on_error);
         let mut n_rows = 0u64;
         let window = 2 * rayon::current_num_threads().max(1);
-        for (file_idx, path) in self.files.iter().enumerate() {
+        for (file_idx, shared_path) in self.files.iter().enumerate() {
+            // Every row's location holds the path: a copy of this thread's own keeps the
+            // reference count off the cache line that the decoding threads count on.
+            let path = &own_copy(shared_path);
             let file = match ParquetFile::open(path, &self.spec) {
                 Ok(file) => file,
                 Err(error) => match checks.handle(error, false) {
@@ -153,6 +166,7 @@ impl ParquetCorpus {
                     None => continue,
                 }
             }
+            checks.reserve(usize::try_from(file.n_rows).unwrap_or(0));
             let mask = file.mask(measure.is_some());
             for groups in file.row_groups.chunks(window) {
                 let decoded: Vec<GroupRows> = groups
@@ -162,10 +176,10 @@ impl ParquetCorpus {
                 for group in decoded {
                     for (offset, row) in group.rows.into_iter().enumerate() {
                         let row_n = group.group.first_row + offset as u64;
-                        let checked = row.and_then(|(id, measure)| {
+                        let checked = row.and_then(|(id, key, measure)| {
                             let location = Location::new(path, Position::Row(row_n));
                             checks
-                                .unique_id(&id, &location, &self.spec.id_field)
+                                .unique_key(key, &id, &location, &self.spec.id_field)
                                 .map(|()| (id, measure))
                         });
                         match checked {
@@ -207,6 +221,7 @@ impl ParquetCorpus {
         mask: &ProjectionMask,
         measure: Option<&Measure>,
     ) -> GroupRows {
+        let path = &own_copy(path);
         let mut rows = Vec::with_capacity(usize::try_from(group.n_rows).unwrap_or(0));
         let failure = match file.group_reader(group, mask, None) {
             Err(error) => Some(error.to_string()),
@@ -274,10 +289,11 @@ impl ParquetCorpus {
         i: usize,
         location: &Location,
         measure: Option<&Measure>,
-    ) -> Result<(String, Option<usize>), CorpusError> {
+    ) -> Result<DecodedRow, CorpusError> {
         let id = cell_str(ids, i, location, &self.spec.id_field, true)?.into_owned();
+        let key = IdKey::of(&id);
         let (Some(texts), Some(measure)) = (texts, measure) else {
-            return Ok((id, None));
+            return Ok((id, key, None));
         };
         let text = cell_str(texts, i, location, &self.spec.text_field, false)?;
         if text.split_whitespace().next().is_none() {
@@ -288,7 +304,7 @@ impl ParquetCorpus {
             });
         }
         let measured = measure(&text);
-        Ok((id, Some(measured)))
+        Ok((id, key, Some(measured)))
     }
 
     /// The documents at `rows`, in that order, reading only the pages that hold them (row
