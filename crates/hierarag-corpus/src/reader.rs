@@ -285,7 +285,7 @@ impl PackedPlace {
 /// An id as the uniqueness check keeps it: its 128-bit xxh3 hash, as two halves (a `u128` key
 /// is 16-byte aligned, which pads every entry from 24 to 32 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IdKey([u64; 2]);
+pub(crate) struct IdKey(pub(crate) [u64; 2]);
 
 impl IdKey {
     pub(crate) fn of(id: &str) -> IdKey {

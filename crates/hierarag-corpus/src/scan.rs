@@ -113,6 +113,12 @@ fn own_copy(path: &Path) -> Arc<Path> {
     Arc::from(path)
 }
 
+/// The ids of a pass checked at its end: each row's [`IdKey`] halves and its [`RowRef`].
+#[derive(Debug, Default)]
+struct DeferredIds {
+    keys: Vec<(u64, u64, u64)>,
+}
+
 /// A row as decoded on a worker thread: its id, the id's key for the uniqueness check (hashed
 /// there, off the thread that checks), and its measure.
 type DecodedRow = (String, IdKey, Option<usize>);
@@ -143,6 +149,11 @@ impl ParquetCorpus {
         visit: &mut dyn FnMut(ScannedRow<'_>),
     ) -> Result<ScanSummary, CorpusError> {
         let mut checks = Checks::new(on_error);
+        // Under `--on-error fail` nothing is skipped, so every id can be checked once the
+        // pass is over, by sorting their keys: appending is sequential, where a hash table of
+        // millions of ids misses the cache at every insert. A failure met in the pass is
+        // reported only after the duplicates of the rows before it.
+        let mut deferred = (on_error == OnError::Fail).then(DeferredIds::default);
         let mut n_rows = 0u64;
         let window = 2 * rayon::current_num_threads().max(1);
         for (file_idx, shared_path) in self.files.iter().enumerate() {
@@ -152,7 +163,7 @@ impl ParquetCorpus {
             let file = match ParquetFile::open(path, &self.spec) {
                 Ok(file) => file,
                 Err(error) => match checks.handle(error, false) {
-                    Some(error) => return Err(error),
+                    Some(error) => return Err(self.first_error(deferred, error)),
                     None => continue,
                 },
             };
@@ -162,11 +173,15 @@ impl ParquetCorpus {
                     what: "the Parquet file has zero rows",
                 };
                 match checks.handle(error, false) {
-                    Some(error) => return Err(error),
+                    Some(error) => return Err(self.first_error(deferred, error)),
                     None => continue,
                 }
             }
-            checks.reserve(usize::try_from(file.n_rows).unwrap_or(0));
+            let file_rows = usize::try_from(file.n_rows).unwrap_or(0);
+            match deferred.as_mut() {
+                Some(deferred) => deferred.keys.reserve(file_rows),
+                None => checks.reserve(file_rows),
+            }
             let mask = file.mask(measure.is_some());
             for groups in file.row_groups.chunks(window) {
                 let decoded: Vec<GroupRows> = groups
@@ -176,7 +191,12 @@ impl ParquetCorpus {
                 for group in decoded {
                     for (offset, row) in group.rows.into_iter().enumerate() {
                         let row_n = group.group.first_row + offset as u64;
+                        let row_ref = RowRef::new(file_idx, row_n);
                         let checked = row.and_then(|(id, key, measure)| {
+                            if let Some(deferred) = deferred.as_mut() {
+                                deferred.keys.push((key.0[0], key.0[1], row_ref.0));
+                                return Ok((id, measure));
+                            }
                             let location = Location::new(path, Position::Row(row_n));
                             checks
                                 .unique_key(key, &id, &location, &self.spec.id_field)
@@ -188,12 +208,12 @@ impl ParquetCorpus {
                                 visit(ScannedRow {
                                     id: &id,
                                     measure,
-                                    row: RowRef::new(file_idx, row_n),
+                                    row: row_ref,
                                 });
                             }
                             Err(error) => {
                                 if let Some(error) = checks.handle(error, false) {
-                                    return Err(error);
+                                    return Err(self.first_error(deferred, error));
                                 }
                             }
                         }
@@ -201,15 +221,85 @@ impl ParquetCorpus {
                     if let Some(error) = group.failure
                         && let Some(error) = checks.handle(error, false)
                     {
-                        return Err(error);
+                        return Err(self.first_error(deferred, error));
                     }
                 }
             }
+        }
+        if let Some(deferred) = deferred
+            && let Some(error) = self.duplicate(deferred)
+        {
+            return Err(error);
         }
         Ok(ScanSummary {
             n_rows,
             skipped: checks.skipped,
         })
+    }
+
+    /// The error that ends a pass at `error`: a duplicate among the rows read before it comes
+    /// first, as a check made row by row would have met it first.
+    fn first_error(&self, deferred: Option<DeferredIds>, error: CorpusError) -> CorpusError {
+        deferred
+            .and_then(|deferred| self.duplicate(deferred))
+            .unwrap_or(error)
+    }
+
+    /// The first row (in corpus order) whose id an earlier row has, as the error a row-by-row
+    /// check gives; `None` when the ids are unique.
+    fn duplicate(&self, mut deferred: DeferredIds) -> Option<CorpusError> {
+        deferred.keys.par_sort_unstable();
+        // Sorted by key, then by row: in each run of equal keys the first is the first
+        // occurrence, and the second the first repeat. The earliest repeat over all runs is
+        // where a row-by-row check stops.
+        let (later, first) = deferred
+            .keys
+            .windows(2)
+            .filter(|pair| (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1))
+            .map(|pair| (RowRef(pair[1].2), RowRef(pair[0].2)))
+            .min()?;
+        let location =
+            |row: RowRef| Location::new(&self.files[row.file()], Position::Row(row.row()));
+        let id = match self.id_at(later) {
+            Ok(id) => id,
+            Err(error) => return Some(error),
+        };
+        Some(CorpusError::DuplicateId {
+            location: location(later),
+            field: self.spec.id_field.clone(),
+            id,
+            first: location(first).to_string(),
+        })
+    }
+
+    /// The id of one row, reading only the page that holds it.
+    fn id_at(&self, row: RowRef) -> Result<String, CorpusError> {
+        let path = &self.files[row.file()];
+        let file = ParquetFile::open(path, &self.spec)?;
+        let location = Location::new(path, Position::Row(row.row()));
+        let group = file
+            .row_groups
+            .iter()
+            .find(|group| (group.first_row..group.first_row + group.n_rows).contains(&row.row()))
+            .copied()
+            .ok_or_else(|| CorpusError::Parquet {
+                location: location.clone(),
+                message: format!("the file has {} rows", file.n_rows),
+            })?;
+        let offset = usize::try_from(row.row() - group.first_row).unwrap_or(usize::MAX);
+        let selection = RowSelection::from_consecutive_ranges(
+            std::iter::once(offset..offset + 1),
+            usize::try_from(group.n_rows).unwrap_or(usize::MAX),
+        );
+        let failed = |message: String| group_error(path, group, 0, message);
+        let batch = file
+            .group_reader(group, &file.mask(false), Some(selection))
+            .map_err(|e| failed(e.to_string()))?
+            .next()
+            .ok_or_else(|| failed("the row selection gave no row".into()))?
+            .map_err(|e| failed(e.to_string()))?;
+        let (ids, _) = self.columns(&batch, false).map_err(failed)?;
+        Ok(cell_str(&ids, 0, &location, &self.spec.id_field, true)?.into_owned())
     }
 
     /// Decodes one row group's ids, and texts when measuring.

@@ -1478,16 +1478,15 @@ fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
-/// Scans `spec` as one Parquet corpus: the rows handed out (id, measure, file, row) and the
-/// result.
+/// A row a scan handed out: id, measure, file, row.
+type Handed = (String, Option<usize>, usize, u64);
+
+/// Scans `spec` as one Parquet corpus: the rows handed out and the result.
 fn scan(
     spec: &CorpusSpec,
     on_error: OnError,
     measure: bool,
-) -> (
-    Vec<(String, Option<usize>, usize, u64)>,
-    Result<ScanSummary, CorpusError>,
-) {
+) -> (Vec<Handed>, Result<ScanSummary, CorpusError>) {
     let corpus = spec.parquet().unwrap().expect("every input is Parquet");
     let mut rows = Vec::new();
     let result = corpus.scan(
@@ -1541,10 +1540,15 @@ fn parquet_scan_hands_out_the_rows_and_skips_of_the_document_stream() {
         [Some(1), Some(1), Some(1), Some(200)]
     );
 
-    // Under fail, the first problem (the duplicate id) is the same error, after the same rows.
-    let (rows, error) = scan(&spec, OnError::Fail, true);
+    // Under fail, the first problem (the duplicate id) is the same error. Ids are checked
+    // when the pass ends or meets another failure (the empty text right after the duplicate
+    // here), so the repeated row itself was handed out too.
+    let (fail_rows, error) = scan(&spec, OnError::Fail, true);
     assert_eq!(with_causes(&error.unwrap_err()), fail_message(&spec));
-    assert_eq!(rows.len(), 2501);
+    assert_eq!(fail_rows.len(), 2502);
+    assert_eq!(fail_rows[..2501], rows[..2501]);
+    let repeated = &fail_rows[2501].0;
+    assert!(rows[..2501].iter().any(|row| &row.0 == repeated));
 
     // Reading ids only, the texts are not checked: the empty text and the damaged text pages
     // go unseen, while ids are checked as before.
@@ -1674,4 +1678,56 @@ fn parquet_scan_reads_row_groups_at_once_without_mixing_their_bytes() {
                 .all(|(row, doc)| row.0 == doc.id && row.1 == Some(word_count(&doc.text)))
         );
     }
+}
+
+#[test]
+fn parquet_scan_under_fail_names_the_first_repeat_in_corpus_order() {
+    // Ids checked when the pass is over must still give the error a row-by-row check gives:
+    // the earliest repeated row (here `b` in row 1 of the second file, not `a` in its row 3,
+    // nor the third `b`),
+    // named with the row where its id first appeared, across files and row groups, whether
+    // texts are read or not.
+    let dir = TempDir::new().unwrap();
+    let texts = |n: usize| -> ArrayRef {
+        Arc::new(StringArray::from(
+            (0..n).map(|i| format!("text {i}")).collect::<Vec<_>>(),
+        ))
+    };
+    let first = dir.path().join("000.parquet");
+    let second = dir.path().join("001.parquet");
+    write_parquet(
+        &first,
+        &[batch_of(string_ids(&["x", "a", "y", "b", "z"]), texts(5))],
+        Some(2),
+    );
+    write_parquet(
+        &second,
+        &[batch_of(
+            string_ids(&["w", "b", "v", "a", "b", "u"]),
+            texts(6),
+        )],
+        Some(2),
+    );
+    let spec = spec_of(&[&first, &second]);
+    let expected = fail_message(&spec);
+    assert_contains(
+        &expected,
+        &["001.parquet", "row 1", "000.parquet", "row 3", "`b`"],
+    );
+    for measure in [true, false] {
+        let (rows, error) = scan(&spec, OnError::Fail, measure);
+        assert_eq!(
+            with_causes(&error.unwrap_err()),
+            expected,
+            "measure {measure}"
+        );
+        assert_eq!(
+            rows.len(),
+            11,
+            "every row is handed out before the end-of-pass check"
+        );
+    }
+    let (rows, summary) = scan(&spec, OnError::Skip, false);
+    assert_eq!(summary.unwrap().skipped.len(), 3);
+    assert_eq!(rows.len(), 8);
 }
