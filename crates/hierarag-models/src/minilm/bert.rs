@@ -1,10 +1,12 @@
-//! The BERT encoder of all-MiniLM-L6-v2: candle matrix products, element-wise work in Rust.
+//! The BERT encoder of all-MiniLM-L6-v2: `gemm` matrix products, element-wise work in Rust.
 //!
 //! The computation is Hugging Face's `BertModel` (absolute positions, one token type, exact
 //! GELU, post-layer norm) as candle-transformers' `bert` writes it, with three changes that
 //! only affect speed: the texts of a batch are packed one after the other instead of padded, so
 //! no row is spent on padding and no attention mask is needed; query, key and value come from
-//! one matrix product; and nothing goes through candle's element-wise ops (see `kernels.rs`).
+//! one matrix product, and attention reads each head of them where that product left them;
+//! matrix products call candle's kernels (the `gemm` crate) on plain slices (`matmul.rs`), and
+//! nothing goes through candle's element-wise ops (see `kernels.rs`). candle reads the weights.
 
 use std::collections::HashMap;
 
@@ -12,6 +14,7 @@ use candle_core::{DType, Device, Tensor};
 use serde::Deserialize;
 
 use super::kernels;
+use super::matmul::{View, matmul};
 
 /// The fields of `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
@@ -63,14 +66,14 @@ impl BertConfig {
 /// One transformer layer's weights. Matrices are stored `in × out`, row major, as the matrix
 /// product wants its right-hand side.
 struct Layer {
-    qkv_weight: Tensor,
+    qkv_weight: Vec<f32>,
     qkv_bias: Vec<f32>,
-    attention_out_weight: Tensor,
+    attention_out_weight: Vec<f32>,
     attention_out_bias: Vec<f32>,
     attention_norm: (Vec<f32>, Vec<f32>),
-    intermediate_weight: Tensor,
+    intermediate_weight: Vec<f32>,
     intermediate_bias: Vec<f32>,
-    output_weight: Tensor,
+    output_weight: Vec<f32>,
     output_bias: Vec<f32>,
     output_norm: (Vec<f32>, Vec<f32>),
 }
@@ -84,7 +87,6 @@ pub(super) struct Encoder {
     token_type_embedding: Vec<f32>,
     embedding_norm: (Vec<f32>, Vec<f32>),
     layers: Vec<Layer>,
-    device: Device,
 }
 
 /// Takes tensors out of the weights file by name, checking their shapes.
@@ -113,11 +115,7 @@ impl Weights {
     }
 
     fn matrix(&mut self, name: &str, rows: usize, columns: usize) -> Result<Vec<f32>, String> {
-        let tensor = self.take(name, &[rows, columns])?;
-        tensor
-            .flatten_all()
-            .and_then(|t| t.to_vec1())
-            .map_err(|e| e.to_string())
+        flat(&self.take(name, &[rows, columns])?)
     }
 
     /// A linear layer's `out × in` weight, transposed to a contiguous `in × out`.
@@ -127,6 +125,16 @@ impl Weights {
             .t()
             .and_then(|t| t.contiguous())
             .map_err(|e| e.to_string())
+    }
+
+    /// [`Weights::linear`] as a row-major vector.
+    fn linear_vec(
+        &mut self,
+        name: &str,
+        inputs: usize,
+        outputs: usize,
+    ) -> Result<Vec<f32>, String> {
+        flat(&self.linear(name, inputs, outputs)?)
     }
 
     fn norm(&mut self, prefix: &str, len: usize) -> Result<(Vec<f32>, Vec<f32>), String> {
@@ -185,16 +193,15 @@ impl Encoder {
             let key = weights.linear(&format!("{attention}.self.key.weight"), hidden, hidden)?;
             let value =
                 weights.linear(&format!("{attention}.self.value.weight"), hidden, hidden)?;
-            let qkv_weight = Tensor::cat(&[&query, &key, &value], 1)
-                .and_then(|t| t.contiguous())
-                .map_err(|e| e.to_string())?;
+            let qkv_weight =
+                flat(&Tensor::cat(&[&query, &key, &value], 1).map_err(|e| e.to_string())?)?;
             let mut qkv_bias = weights.vector(&format!("{attention}.self.query.bias"), hidden)?;
             qkv_bias.extend(weights.vector(&format!("{attention}.self.key.bias"), hidden)?);
             qkv_bias.extend(weights.vector(&format!("{attention}.self.value.bias"), hidden)?);
             layers.push(Layer {
                 qkv_weight,
                 qkv_bias,
-                attention_out_weight: weights.linear(
+                attention_out_weight: weights.linear_vec(
                     &format!("{attention}.output.dense.weight"),
                     hidden,
                     hidden,
@@ -202,14 +209,14 @@ impl Encoder {
                 attention_out_bias: weights
                     .vector(&format!("{attention}.output.dense.bias"), hidden)?,
                 attention_norm: weights.norm(&format!("{attention}.output.LayerNorm"), hidden)?,
-                intermediate_weight: weights.linear(
+                intermediate_weight: weights.linear_vec(
                     &format!("{prefix}.intermediate.dense.weight"),
                     hidden,
                     intermediate,
                 )?,
                 intermediate_bias: weights
                     .vector(&format!("{prefix}.intermediate.dense.bias"), intermediate)?,
-                output_weight: weights.linear(
+                output_weight: weights.linear_vec(
                     &format!("{prefix}.output.dense.weight"),
                     intermediate,
                     hidden,
@@ -226,7 +233,6 @@ impl Encoder {
             token_type_embedding,
             embedding_norm,
             layers,
-            device,
         })
     }
 
@@ -238,7 +244,10 @@ impl Encoder {
     /// `Σ len × hidden_size` values, row major. Texts must be at most `max_positions` long.
     pub(super) fn forward(&self, texts: &[&[u32]]) -> candle_core::Result<Vec<f32>> {
         let hidden = self.config.hidden_size;
+        let intermediate_size = self.config.intermediate_size;
         let eps = self.config.layer_norm_eps;
+        let head_size = hidden / self.config.num_attention_heads;
+        let scale = 1.0 / (head_size as f32).sqrt();
         let n_rows: usize = texts.iter().map(|ids| ids.len()).sum();
 
         let mut x = vec![0f32; n_rows * hidden];
@@ -261,96 +270,143 @@ impl Encoder {
             }
         }
 
+        // Every layer's intermediate results, allocated once.
+        let mut qkv = vec![0f32; n_rows * 3 * hidden];
+        let mut context = vec![0f32; n_rows * hidden];
+        let mut projected = vec![0f32; n_rows * hidden];
+        let mut intermediate = vec![0f32; n_rows * intermediate_size];
+        let mut scores = Vec::new();
         for layer in &self.layers {
-            let mut qkv = self.matmul(&x, n_rows, &layer.qkv_weight)?;
+            linear(&mut qkv, &x, hidden, &layer.qkv_weight);
+            // Biases added; the queries scaled by 1/√head_size, as the scores want them.
             for row in qkv.chunks_exact_mut(3 * hidden) {
-                for (value, &b) in row.iter_mut().zip(&layer.qkv_bias) {
+                let (query, key_value) = row.split_at_mut(hidden);
+                let (query_bias, key_value_bias) = layer.qkv_bias.split_at(hidden);
+                for (value, &b) in query.iter_mut().zip(query_bias) {
+                    *value = (*value + b) * scale;
+                }
+                for (value, &b) in key_value.iter_mut().zip(key_value_bias) {
                     *value += b;
                 }
             }
-            let context = self.attention(&qkv, texts)?;
-            let attention_out = self.matmul(&context, n_rows, &layer.attention_out_weight)?;
+            self.attention(&mut context, &qkv, texts, &mut scores);
+            linear(
+                &mut projected,
+                &context,
+                hidden,
+                &layer.attention_out_weight,
+            );
             let (gamma, beta) = &layer.attention_norm;
             kernels::add_layer_norm(
                 &mut x,
-                &attention_out,
+                &projected,
                 &layer.attention_out_bias,
                 gamma,
                 beta,
                 eps,
             );
 
-            let mut intermediate = self.matmul(&x, n_rows, &layer.intermediate_weight)?;
+            linear(&mut intermediate, &x, hidden, &layer.intermediate_weight);
             kernels::add_bias_gelu(&mut intermediate, &layer.intermediate_bias);
-            let output = self.matmul(&intermediate, n_rows, &layer.output_weight)?;
+            linear(
+                &mut projected,
+                &intermediate,
+                intermediate_size,
+                &layer.output_weight,
+            );
             let (gamma, beta) = &layer.output_norm;
-            kernels::add_layer_norm(&mut x, &output, &layer.output_bias, gamma, beta, eps);
+            kernels::add_layer_norm(&mut x, &projected, &layer.output_bias, gamma, beta, eps);
         }
         Ok(x)
     }
 
-    /// `x (rows × in) · weight (in × out)`.
-    fn matmul(&self, x: &[f32], rows: usize, weight: &Tensor) -> candle_core::Result<Vec<f32>> {
-        let (inputs, _) = weight.dims2()?;
-        Tensor::from_slice(x, (rows, inputs), &self.device)?
-            .matmul(weight)?
-            .flatten_all()?
-            .to_vec1()
-    }
-
     /// Multi-head self-attention of each text over its own tokens: `qkv` holds, per token, the
-    /// query, key and value (biases added); returns the context vectors, `rows × hidden`.
-    fn attention(&self, qkv: &[f32], texts: &[&[u32]]) -> candle_core::Result<Vec<f32>> {
+    /// query (scaled by 1/√head_size), key and value, biases added; writes the context vectors,
+    /// `rows × hidden`, into `context`. `scores` is scratch space.
+    fn attention(&self, context: &mut [f32], qkv: &[f32], texts: &[&[u32]], scores: &mut Vec<f32>) {
         let hidden = self.config.hidden_size;
         let heads = self.config.num_attention_heads;
         let head_size = hidden / heads;
-        let scale = 1.0 / (head_size as f32).sqrt();
-        let n_rows: usize = texts.iter().map(|ids| ids.len()).sum();
-        let mut context = vec![0f32; n_rows * hidden];
+        // Head `head` of token `token` of a text: its query, key or value (`part` 0, 1, 2) is
+        // `head_size` values at this offset of `qkv`.
+        let at = |token: usize, part: usize, head: usize| {
+            token * 3 * hidden + part * hidden + head * head_size
+        };
 
         let mut first_row = 0;
         for ids in texts {
             let n = ids.len();
-            let text_qkv = &qkv[first_row * 3 * hidden..(first_row + n) * 3 * hidden];
-            // (heads, n, head_size) each; the query already scaled by 1/√head_size.
-            let mut q = vec![0f32; heads * n * head_size];
-            let mut k = vec![0f32; heads * n * head_size];
-            let mut v = vec![0f32; heads * n * head_size];
-            for (token, row) in text_qkv.chunks_exact(3 * hidden).enumerate() {
-                for head in 0..heads {
-                    let at = (head * n + token) * head_size;
-                    let from = head * head_size;
-                    for (dst, &src) in q[at..at + head_size]
-                        .iter_mut()
-                        .zip(&row[from..from + head_size])
-                    {
-                        *dst = src * scale;
-                    }
-                    k[at..at + head_size]
-                        .copy_from_slice(&row[hidden + from..hidden + from + head_size]);
-                    v[at..at + head_size]
-                        .copy_from_slice(&row[2 * hidden + from..2 * hidden + from + head_size]);
-                }
+            scores.resize(heads * n * n, 0.0);
+            for head in 0..heads {
+                let queries = View {
+                    data: qkv,
+                    offset: at(first_row, 0, head),
+                    rows: n,
+                    columns: head_size,
+                    row_stride: 3 * hidden,
+                    column_stride: 1,
+                };
+                // The keys transposed: head_size × n.
+                let keys = View {
+                    data: qkv,
+                    offset: at(first_row, 1, head),
+                    rows: head_size,
+                    columns: n,
+                    row_stride: 1,
+                    column_stride: 3 * hidden,
+                };
+                matmul(scores, head * n * n, n, queries, keys);
             }
-            let q = Tensor::from_vec(q, (heads, n, head_size), &self.device)?;
-            let k = Tensor::from_vec(k, (heads, n, head_size), &self.device)?;
-            let v = Tensor::from_vec(v, (heads, n, head_size), &self.device)?;
-            let mut scores = q.matmul(&k.t()?)?.flatten_all()?.to_vec1::<f32>()?;
-            kernels::softmax_rows(&mut scores, n);
-            let probs = Tensor::from_vec(scores, (heads, n, n), &self.device)?;
-            let heads_context = probs.matmul(&v)?.flatten_all()?.to_vec1::<f32>()?;
-
-            let text_context = &mut context[first_row * hidden..(first_row + n) * hidden];
-            for (head, head_context) in heads_context.chunks_exact(n * head_size).enumerate() {
-                for (token, values) in head_context.chunks_exact(head_size).enumerate() {
-                    let at = token * hidden + head * head_size;
-                    text_context[at..at + head_size].copy_from_slice(values);
-                }
+            kernels::softmax_rows(&mut scores[..heads * n * n], n);
+            for head in 0..heads {
+                let probabilities = View {
+                    data: scores,
+                    offset: head * n * n,
+                    rows: n,
+                    columns: n,
+                    row_stride: n,
+                    column_stride: 1,
+                };
+                let values = View {
+                    data: qkv,
+                    offset: at(first_row, 2, head),
+                    rows: n,
+                    columns: head_size,
+                    row_stride: 3 * hidden,
+                    column_stride: 1,
+                };
+                matmul(
+                    context,
+                    first_row * hidden + head * head_size,
+                    hidden,
+                    probabilities,
+                    values,
+                );
             }
             first_row += n;
         }
-        Ok(context)
     }
+}
+
+/// `out (rows × out) ← x (rows × inputs) · weight (inputs × out)`, the rows of `x` being
+/// `inputs` wide.
+fn linear(out: &mut [f32], x: &[f32], inputs: usize, weight: &[f32]) {
+    let outputs = weight.len() / inputs;
+    matmul(
+        out,
+        0,
+        outputs,
+        View::row_major(x, inputs),
+        View::row_major(weight, outputs),
+    );
+}
+
+/// A tensor's elements in row-major order.
+fn flat(tensor: &Tensor) -> Result<Vec<f32>, String> {
+    tensor
+        .flatten_all()
+        .and_then(|t| t.to_vec1())
+        .map_err(|e| e.to_string())
 }
 
 /// Row `index` of an embedding table, or an error for an id or position past its end.

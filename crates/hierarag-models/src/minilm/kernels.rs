@@ -3,7 +3,42 @@
 //! They run on the calling thread on purpose: candle's element-wise CPU ops share one global,
 //! spinning thread pool, which serialises batches running side by side (see `threads.rs`).
 //! Loops are written so that the compiler can vectorise them: no branches in the inner loops,
-//! and sums kept in several accumulators.
+//! and sums kept in several accumulators. Each entry point has its loops compiled three times
+//! (`multiversion!`): for AVX-512, for AVX2, and for the baseline, and runs the widest the CPU
+//! has. The arithmetic is the same in each (no operation is fused or reordered), so the results
+//! are the same bits on every CPU.
+#![allow(unsafe_code)]
+
+/// `pub(super) fn $name(args)` running `$loops(args)`, an `#[inline(always)]` function, compiled
+/// for the widest vector instructions the CPU has, chosen at run time.
+macro_rules! multiversion {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $loops:ident;) => {
+        $(#[$doc])*
+        pub(super) fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+                fn avx512($($arg: $ty),*) {
+                    $loops($($arg),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                fn avx2($($arg: $ty),*) {
+                    $loops($($arg),*)
+                }
+                use std::arch::is_x86_feature_detected as has;
+                if has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") {
+                    // SAFETY: the CPU has every feature `avx512` is compiled for.
+                    return unsafe { avx512($($arg),*) };
+                }
+                if has!("avx2") && has!("fma") {
+                    // SAFETY: the CPU has every feature `avx2` is compiled for.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $loops($($arg),*)
+        }
+    };
+}
 
 /// `ln 2`, split so that `n * LN2_HI` is exact for the `n` that `exp` sees.
 const LN2_HI: f32 = 0.693_359_4;
@@ -51,9 +86,14 @@ pub(super) fn erf(x: f32) -> f32 {
     magnitude.copysign(x)
 }
 
-/// `x ← gelu(x + bias)` on every row of `rows` (row length `bias.len()`), GELU being the exact
-/// (erf) one BERT uses: x · ½ · (1 + erf(x / √2)).
-pub(super) fn add_bias_gelu(rows: &mut [f32], bias: &[f32]) {
+multiversion! {
+    /// `x ← gelu(x + bias)` on every row of `rows` (row length `bias.len()`), GELU being the
+    /// exact (erf) one BERT uses: x · ½ · (1 + erf(x / √2)).
+    fn add_bias_gelu(rows: &mut [f32], bias: &[f32]) => add_bias_gelu_loops;
+}
+
+#[inline(always)]
+fn add_bias_gelu_loops(rows: &mut [f32], bias: &[f32]) {
     for row in rows.chunks_exact_mut(bias.len()) {
         for (value, &b) in row.iter_mut().zip(bias) {
             let x = *value + b;
@@ -62,9 +102,21 @@ pub(super) fn add_bias_gelu(rows: &mut [f32], bias: &[f32]) {
     }
 }
 
-/// `x ← layer_norm(x + y + bias)` on every row: the residual connection and normalisation that
-/// end each half of a BERT layer. Mean and variance are summed in f64.
-pub(super) fn add_layer_norm(
+multiversion! {
+    /// `x ← layer_norm(x + y + bias)` on every row: the residual connection and normalisation
+    /// that end each half of a BERT layer. Mean and variance are summed in f64.
+    fn add_layer_norm(
+        x: &mut [f32],
+        y: &[f32],
+        bias: &[f32],
+        gamma: &[f32],
+        beta: &[f32],
+        eps: f64,
+    ) => add_layer_norm_loops;
+}
+
+#[inline(always)]
+fn add_layer_norm_loops(
     x: &mut [f32],
     y: &[f32],
     bias: &[f32],
@@ -77,12 +129,18 @@ pub(super) fn add_layer_norm(
         for ((value, &y), &b) in row.iter_mut().zip(y_row).zip(bias) {
             *value += y + b;
         }
-        layer_norm_row(row, gamma, beta, eps);
+        layer_norm_row_loops(row, gamma, beta, eps);
     }
 }
 
 /// `row ← (row − mean) / √(var + eps) · gamma + beta`, with the biased variance, as torch.
+/// (The embeddings' one row a token: called per row, so not dispatched itself.)
 pub(super) fn layer_norm_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f64) {
+    layer_norm_row_loops(row, gamma, beta, eps);
+}
+
+#[inline(always)]
+fn layer_norm_row_loops(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f64) {
     let n = row.len() as f64;
     let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
     let var = row
@@ -96,8 +154,13 @@ pub(super) fn layer_norm_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: 
     }
 }
 
-/// Softmax of every row of `scores` (row length `width`), in place.
-pub(super) fn softmax_rows(scores: &mut [f32], width: usize) {
+multiversion! {
+    /// Softmax of every row of `scores` (row length `width`), in place.
+    fn softmax_rows(scores: &mut [f32], width: usize) => softmax_rows_loops;
+}
+
+#[inline(always)]
+fn softmax_rows_loops(scores: &mut [f32], width: usize) {
     for row in scores.chunks_exact_mut(width) {
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         for value in row.iter_mut() {
@@ -111,6 +174,7 @@ pub(super) fn softmax_rows(scores: &mut [f32], width: usize) {
 }
 
 /// The sum of `values`, in eight interleaved accumulators so that the loop vectorises.
+#[inline(always)]
 fn sum(values: &[f32]) -> f32 {
     let mut lanes = [0f32; 8];
     let chunks = values.chunks_exact(8);

@@ -27,6 +27,7 @@
 mod bert;
 mod error;
 mod kernels;
+mod matmul;
 mod threads;
 
 use std::fmt;
