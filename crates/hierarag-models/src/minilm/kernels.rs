@@ -9,21 +9,24 @@
 //! are the same bits on every CPU.
 #![allow(unsafe_code)]
 
-/// `pub(super) fn $name(args)` running `$loops(args)`, an `#[inline(always)]` function, compiled
-/// for the widest vector instructions the CPU has, chosen at run time.
+/// `pub(super) fn $name(args) { body }`, its body compiled for the widest vector instructions
+/// the CPU has, chosen at run time.
 macro_rules! multiversion {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $loops:ident;) => {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
         $(#[$doc])*
         pub(super) fn $name($($arg: $ty),*) {
+            #[inline(always)]
+            fn loops($($arg: $ty),*) $body
+
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
                 fn avx512($($arg: $ty),*) {
-                    $loops($($arg),*)
+                    loops($($arg),*)
                 }
                 #[target_feature(enable = "avx2,fma")]
                 fn avx2($($arg: $ty),*) {
-                    $loops($($arg),*)
+                    loops($($arg),*)
                 }
                 use std::arch::is_x86_feature_detected as has;
                 if has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") {
@@ -35,7 +38,7 @@ macro_rules! multiversion {
                     return unsafe { avx2($($arg),*) };
                 }
             }
-            $loops($($arg),*)
+            loops($($arg),*)
         }
     };
 }
@@ -89,15 +92,12 @@ pub(super) fn erf(x: f32) -> f32 {
 multiversion! {
     /// `x ← gelu(x + bias)` on every row of `rows` (row length `bias.len()`), GELU being the
     /// exact (erf) one BERT uses: x · ½ · (1 + erf(x / √2)).
-    fn add_bias_gelu(rows: &mut [f32], bias: &[f32]) => add_bias_gelu_loops;
-}
-
-#[inline(always)]
-fn add_bias_gelu_loops(rows: &mut [f32], bias: &[f32]) {
-    for row in rows.chunks_exact_mut(bias.len()) {
-        for (value, &b) in row.iter_mut().zip(bias) {
-            let x = *value + b;
-            *value = x * 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+    fn add_bias_gelu(rows: &mut [f32], bias: &[f32]) {
+        for row in rows.chunks_exact_mut(bias.len()) {
+            for (value, &b) in row.iter_mut().zip(bias) {
+                let x = *value + b;
+                *value = x * 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+            }
         }
     }
 }
@@ -112,24 +112,14 @@ multiversion! {
         gamma: &[f32],
         beta: &[f32],
         eps: f64,
-    ) => add_layer_norm_loops;
-}
-
-#[inline(always)]
-fn add_layer_norm_loops(
-    x: &mut [f32],
-    y: &[f32],
-    bias: &[f32],
-    gamma: &[f32],
-    beta: &[f32],
-    eps: f64,
-) {
-    let width = gamma.len();
-    for (row, y_row) in x.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
-        for ((value, &y), &b) in row.iter_mut().zip(y_row).zip(bias) {
-            *value += y + b;
+    ) {
+        let width = gamma.len();
+        for (row, y_row) in x.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
+            for ((value, &y), &b) in row.iter_mut().zip(y_row).zip(bias) {
+                *value += y + b;
+            }
+            layer_norm_row_loops(row, gamma, beta, eps);
         }
-        layer_norm_row_loops(row, gamma, beta, eps);
     }
 }
 
@@ -142,12 +132,8 @@ pub(super) fn layer_norm_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: 
 #[inline(always)]
 fn layer_norm_row_loops(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f64) {
     let n = row.len() as f64;
-    let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
-    let var = row
-        .iter()
-        .map(|&v| (f64::from(v) - mean).powi(2))
-        .sum::<f64>()
-        / n;
+    let mean = sum_f64(row, f64::from) / n;
+    let var = sum_f64(row, |v| (f64::from(v) - mean).powi(2)) / n;
     let inv_std = 1.0 / (var + eps).sqrt();
     for ((value, &g), &b) in row.iter_mut().zip(gamma).zip(beta) {
         *value = ((f64::from(*value) - mean) * inv_std) as f32 * g + b;
@@ -156,21 +142,52 @@ fn layer_norm_row_loops(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f64) 
 
 multiversion! {
     /// Softmax of every row of `scores` (row length `width`), in place.
-    fn softmax_rows(scores: &mut [f32], width: usize) => softmax_rows_loops;
-}
-
-#[inline(always)]
-fn softmax_rows_loops(scores: &mut [f32], width: usize) {
-    for row in scores.chunks_exact_mut(width) {
-        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        for value in row.iter_mut() {
-            *value = exp(*value - max);
-        }
-        let inv_sum = 1.0 / sum(row);
-        for value in row.iter_mut() {
-            *value *= inv_sum;
+    fn softmax_rows(scores: &mut [f32], width: usize) {
+        for row in scores.chunks_exact_mut(width) {
+            let max = max(row);
+            for value in row.iter_mut() {
+                *value = exp(*value - max);
+            }
+            let inv_sum = 1.0 / sum(row);
+            for value in row.iter_mut() {
+                *value *= inv_sum;
+            }
         }
     }
+}
+
+/// The sum of `term(v)` over `values` in f64, in eight interleaved accumulators so that the
+/// loop vectorises.
+#[inline(always)]
+fn sum_f64(values: &[f32], term: impl Fn(f32) -> f64) -> f64 {
+    let mut lanes = [0f64; 8];
+    let chunks = values.chunks_exact(8);
+    let tail: f64 = chunks.remainder().iter().map(|&v| term(v)).sum();
+    for chunk in chunks {
+        for (lane, &value) in lanes.iter_mut().zip(chunk) {
+            *lane += term(value);
+        }
+    }
+    lanes.iter().sum::<f64>() + tail
+}
+
+/// The largest of `values` (−∞ for none), in eight interleaved lanes so that the loop
+/// vectorises; the same value as a sequential fold, since taking a maximum does not round.
+#[inline(always)]
+fn max(values: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    let chunks = values.chunks_exact(8);
+    let tail = chunks
+        .remainder()
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max);
+    for chunk in chunks {
+        for (lane, &value) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.max(value);
+        }
+    }
+    lanes.iter().copied().fold(tail, f32::max)
 }
 
 /// The sum of `values`, in eight interleaved accumulators so that the loop vectorises.
@@ -282,6 +299,16 @@ mod tests {
             let expected = (raw - 3.5) * inv_std * 2.0 + 0.5;
             assert!((f64::from(*value) - expected).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn max_finds_the_largest_value_wherever_it_is() {
+        for at in 0..19 {
+            let mut values: Vec<f32> = (0..19).map(|v| -(v as f32)).collect();
+            values[at] = 7.5;
+            assert_eq!(max(&values), 7.5);
+        }
+        assert_eq!(max(&[]), f32::NEG_INFINITY);
     }
 
     #[test]
