@@ -265,10 +265,10 @@ impl Encoder {
                 {
                     *value = w + t + p;
                 }
-                let (gamma, beta) = &self.embedding_norm;
-                kernels::layer_norm_row(row, gamma, beta, eps);
             }
         }
+        let (gamma, beta) = &self.embedding_norm;
+        kernels::layer_norm(&mut x, gamma, beta, eps);
 
         // Every layer's intermediate results, allocated once.
         let mut qkv = vec![0f32; n_rows * 3 * hidden];
@@ -357,7 +357,7 @@ impl Encoder {
                 };
                 matmul(scores, head * n * n, n, queries, keys);
             }
-            kernels::softmax_rows(&mut scores[..heads * n * n], n);
+            kernels::softmax_rows(scores, n);
             for head in 0..heads {
                 let probabilities = View {
                     data: scores,

@@ -123,12 +123,17 @@ multiversion! {
     }
 }
 
-/// `row ← (row − mean) / √(var + eps) · gamma + beta`, with the biased variance, as torch.
-/// (The embeddings' one row a token: called per row, so not dispatched itself.)
-pub(super) fn layer_norm_row(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f64) {
-    layer_norm_row_loops(row, gamma, beta, eps);
+multiversion! {
+    /// `x ← layer_norm(x)` on every row (row length `gamma.len()`): the embeddings'
+    /// normalisation.
+    fn layer_norm(x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f64) {
+        for row in x.chunks_exact_mut(gamma.len()) {
+            layer_norm_row_loops(row, gamma, beta, eps);
+        }
+    }
 }
 
+/// `row ← (row − mean) / √(var + eps) · gamma + beta`, with the biased variance, as torch.
 #[inline(always)]
 fn layer_norm_row_loops(row: &mut [f32], gamma: &[f32], beta: &[f32], eps: f64) {
     let n = row.len() as f64;
