@@ -1515,20 +1515,7 @@ fn parquet_scan_hands_out_the_rows_and_skips_of_the_document_stream() {
     assert_eq!(docs.len(), 2500 + 2 + 500);
     let (rows, summary) = scan(&spec, OnError::Skip, true);
     let summary = summary.unwrap();
-    let expected: Vec<(String, Option<usize>, usize, u64)> = docs
-        .iter()
-        .map(|doc| {
-            let file = shards
-                .iter()
-                .position(|s| s.as_path() == &*doc.location.path)
-                .unwrap();
-            let Position::Row(row) = doc.location.position else {
-                panic!("{:?}", doc.location)
-            };
-            (doc.id.clone(), Some(word_count(&doc.text)), file, row)
-        })
-        .collect();
-    assert_eq!(rows, expected);
+    assert_eq!(rows, handed_of(&docs, &shards));
     assert_eq!(summary.n_rows, docs.len() as u64);
     assert_eq!(summary.skipped, documents.skipped());
     assert_eq!(
@@ -1564,6 +1551,62 @@ fn parquet_scan_hands_out_the_rows_and_skips_of_the_document_stream() {
     let message = with_causes(&error.unwrap_err());
     let at = format!("{} row 1, field `id`", shards[1].display());
     assert_contains(&message, &[&at, "duplicate document id", &fineweb_id(5)]);
+}
+
+/// The rows a scan hands out, as the document stream gives them: id, measure, file, row.
+fn handed_of(docs: &[Document], shards: &[PathBuf]) -> Vec<Handed> {
+    docs.iter()
+        .map(|doc| {
+            let file = shards
+                .iter()
+                .position(|s| s.as_path() == &*doc.location.path)
+                .unwrap();
+            let Position::Row(row) = doc.location.position else {
+                panic!("{:?}", doc.location)
+            };
+            (doc.id.clone(), Some(word_count(&doc.text)), file, row)
+        })
+        .collect()
+}
+
+// A scan decodes a window of row groups (tens of thousands of rows) while it checks the one
+// before: rows, skips and the first error stay in corpus order across windows and files.
+#[test]
+fn parquet_scan_keeps_corpus_order_across_many_windows() {
+    let dir = TempDir::new().unwrap();
+    let a = dir.path().join("a.parquet");
+    write_parquet(&a, &[fineweb_batch(0, 70_000)], Some(1_000));
+    let b = dir.path().join("b.parquet");
+    write_parquet(&b, &[fineweb_batch(70_000, 50_000)], Some(700));
+    damage_row_groups(&b, &[40]);
+    // Rows 0–9 repeat b's last ten ids, rows 10–19 are new.
+    let c = dir.path().join("c.parquet");
+    write_parquet(&c, &[fineweb_batch(119_990, 20)], Some(1_000));
+    let shards = [a, b, c];
+    let spec = spec_of(&[&shards[0], &shards[1], &shards[2]]);
+
+    let (docs, error, documents) = read(&spec, OnError::Skip);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(docs.len(), 70_000 + 50_000 - 700 + 10);
+    let (rows, summary) = scan(&spec, OnError::Skip, true);
+    let summary = summary.unwrap();
+    assert_eq!(rows, handed_of(&docs, &shards));
+    assert_eq!(summary.skipped, documents.skipped());
+    assert_eq!(summary.skipped.len(), 1 + 10);
+
+    // Under fail the damaged row group, a window before the repeats, is the error; reading
+    // ids only it goes unseen, and the first repeat is.
+    let (_, error) = scan(&spec, OnError::Fail, true);
+    assert_eq!(with_causes(&error.unwrap_err()), fail_message(&spec));
+    let (rows, error) = scan(&spec, OnError::Fail, false);
+    assert_eq!(rows.len(), 120_020);
+    let message = with_causes(&error.unwrap_err());
+    let at = format!("{} row 0, field `id`", shards[2].display());
+    let first = format!("{} row 49990", shards[1].display());
+    assert_contains(
+        &message,
+        &[&at, "duplicate document id", &fineweb_id(119_990), &first],
+    );
 }
 
 #[test]
