@@ -198,16 +198,18 @@ enum Step {
 /// The rows a decoding window holds for each thread.
 const WINDOW_ROWS: u64 = 16 * 1024;
 
-/// The next steps of a scan, up to about `rows` rows (at least one row group).
-fn take_window(steps: &mut impl Iterator<Item = Step>, rows: usize) -> Vec<Step> {
+/// The next steps of a scan: row groups up to about `rows` rows, and at least `groups` of them
+/// (so that every thread has one to decode however large they are).
+fn take_window(steps: &mut impl Iterator<Item = Step>, rows: usize, groups: usize) -> Vec<Step> {
     let mut window = Vec::new();
-    let mut held = 0;
+    let (mut held_rows, mut held_groups) = (0, 0);
     for step in steps.by_ref() {
         if let Step::Group { group, .. } = &step {
-            held += group.n_rows;
+            held_rows += group.n_rows;
+            held_groups += 1;
         }
         window.push(step);
-        if held >= rows as u64 {
+        if held_rows >= rows as u64 && held_groups >= groups {
             break;
         }
     }
@@ -301,9 +303,10 @@ impl ParquetCorpus {
     ///
     /// Ids must be unique, and errors follow `on_error`, as in [`CorpusSpec::documents`]; a text
     /// that was not read is not checked. Row groups are decoded on every core of rayon's pool,
-    /// a window of about 16 k rows a thread at a time, while `visit` gets the rows of the window
-    /// before (on a thread of the pool, hence `Send`); memory holds the ids of two windows
-    /// and, under `--on-error fail`, 24 bytes a row for the duplicate check at the end.
+    /// a window of about 16 k rows (two row groups at least) a thread at a time, while `visit`
+    /// gets the rows of the window before (on a thread of the pool, hence `Send`); memory
+    /// holds the ids of two windows and, under `--on-error fail`, 24 bytes a row for the
+    /// duplicate check at the end.
     pub fn scan(
         &self,
         on_error: OnError,
@@ -323,11 +326,12 @@ impl ParquetCorpus {
         // Row groups a window at a time, across files: the next window decodes while the rows
         // of the last are handed out and the files of the one after are opened, so that no
         // core waits for another. A window holds about `WINDOW_ROWS` rows a thread, which
-        // spreads the cost of a join over many of FineWeb's 1,000-row groups.
+        // spreads the cost of a join over many of FineWeb's 1,000-row groups, and at least
+        // two row groups a thread, so that large row groups still decode on every core.
         let threads = rayon::current_num_threads().max(1);
         let window_rows = (WINDOW_ROWS as usize) * threads;
         let mut steps = self.steps(measure.is_some());
-        let mut coming = take_window(&mut steps, window_rows);
+        let mut coming = take_window(&mut steps, window_rows, 2 * threads);
         let mut decoded: Vec<Decoded> = Vec::new();
         loop {
             let now = std::mem::take(&mut coming);
@@ -341,7 +345,7 @@ impl ParquetCorpus {
                 || {
                     rayon::join(
                         || pass.hand_out(&self.spec.id_field, decoded),
-                        || take_window(&mut steps, window_rows),
+                        || take_window(&mut steps, window_rows, 2 * threads),
                     )
                 },
             );
