@@ -23,7 +23,12 @@ OUT_DIR defaults to crates/hierarag-metrics/tests/data. The script writes two fi
   (`RougeScorer(['rouge1'], use_stemmer=False).score(reference, prediction)`) and sentence BLEU
   from `sacrebleu.sentence_bleu(prediction, [reference])`, with its statistics; and corpus BLEU
   (`sacrebleu.corpus_bleu(predictions, [references])`) over all pairs and over each kind of pair;
-  and sentence BLEU of a few predictions against two or three references at once.
+  sentence BLEU of a few predictions against two or three references at once; and corpus BLEU
+  with several references per prediction (`sacrebleu.corpus_bleu(predictions, [refs_1, refs_2,
+  ...])`, streams padded with `None` where segments have fewer references) over small corpora
+  built from those cases, from the pairs and by hand (ties of the closest reference length,
+  clipping, the `zh` and `char` tokenizers), with each segment's ROUGE-1 against the best of
+  its references (`RougeScorer.score_multi`) for the corpora in English.
 
 `crates/hierarag-metrics/tests/text_oracle.rs` reads both files (no Python at test time) and
 requires our values to equal these. Rerun this script after changing the cases or the pinned
@@ -320,7 +325,64 @@ def build_multi_reference(summaries):
     return cases
 
 
-def score_pairs(pairs, multi_reference):
+def build_multi_reference_corpora(pairs, multi_reference):
+    """Corpora with several references per prediction: (name, tokenize, predictions, references),
+    where references[i] lists the references of predictions[i]."""
+    rng = random.Random(SEED + 2)
+    corpora = [(
+        "sentence_cases", "13a",
+        [prediction for prediction, _ in multi_reference],
+        [references for _, references in multi_reference],
+    )]
+    # Pairs of every kind but the long texts, which would make this file large.
+    short = [pair for pair in pairs if not pair[0].startswith("long-")]
+    sample = rng.sample(short, 40)
+    corpora.append((
+        "pairs_two_references", "13a",
+        [prediction for _, _, prediction in sample],
+        [[reference, paraphrase(rng, reference, 0.2)] for _, reference, _ in sample],
+    ))
+    variable = []
+    for idx, (_, reference, prediction) in enumerate(sample):
+        references = [reference]
+        if idx % 3 == 0:
+            references.append(rng.choice(short)[2])
+        if idx % 4 == 1:
+            references.append(paraphrase(rng, prediction, 0.3))
+        if idx % 5 == 2:
+            references.append("")
+        rng.shuffle(references)
+        variable.append(references)
+    corpora.append((
+        "pairs_one_to_four_references", "13a",
+        [prediction for _, _, prediction in sample], variable,
+    ))
+    corpora.append((
+        "closest_length_ties", "13a",
+        ["a b c d e", "a b c d e", "x y z", "one two three four five six"],
+        [["a b c", "a b c d e f g"], ["a b c d e f g", "a b c"], ["x y z w", "x y"],
+         ["one two three four", "one two three four five six seven eight"]],
+    ))
+    corpora.append((
+        "clipping", "13a",
+        ["the the the the cat", "the the the the cat sat on the mat"],
+        [["the cat the", "the the cat"], ["the cat sat on the mat", "the the the mat"]],
+    ))
+    corpora.append((
+        "chinese", "zh",
+        ["北京是中国的首都", "东京是日本的首都。"],
+        [["北京是中华人民共和国的首都。", "中国的首都是北京。"], ["日本的首都是东京。", "东京是日本首都"]],
+    ))
+    corpora.append((
+        "korean_japanese", "char",
+        ["서울은 한국의 수도입니다.", "東京は日本の首都です。"],
+        [["한국의 수도는 서울입니다.", "서울은 대한민국의 수도이다."],
+         ["日本の首都は東京です。", "東京は日本の首都である。"]],
+    ))
+    return corpora
+
+
+def score_pairs(pairs, multi_reference, multi_reference_corpora):
     """Scores every pair, some corpora and the multi-reference cases."""
     import sacrebleu
     from importlib.metadata import version
@@ -363,6 +425,24 @@ def score_pairs(pairs, multi_reference):
         for prediction, references in multi_reference
     ]
 
+    multi_corpus = []
+    for name, tokenize, predictions, references in multi_reference_corpora:
+        n_streams = max(len(segment) for segment in references)
+        streams = [[segment[idx] if idx < len(segment) else None for segment in references]
+                   for idx in range(n_streams)]
+        record = {
+            "name": name, "tokenize": tokenize, "predictions": predictions,
+            "references": references,
+            "bleu": bleu_record(sacrebleu.corpus_bleu(predictions, streams, tokenize=tokenize)),
+        }
+        if tokenize == "13a":
+            record["rouge1"] = []
+            for prediction, segment in zip(predictions, references):
+                rouge = scorer.score_multi(segment, prediction)["rouge1"]
+                record["rouge1"].append({"precision": rouge.precision, "recall": rouge.recall,
+                                         "fmeasure": rouge.fmeasure})
+        multi_corpus.append(record)
+
     return {
         "generator": "scripts/oracles/text_metrics_oracle.py",
         "packages": {
@@ -375,6 +455,7 @@ def score_pairs(pairs, multi_reference):
         "pairs": per_pair,
         "corpus_bleu": corpus,
         "multi_reference_bleu": multi,
+        "multi_reference_corpus_bleu": multi_corpus,
     }
 
 
@@ -384,7 +465,9 @@ def main():
     out_dir = Path(sys.argv[2]) if len(sys.argv) == 3 else DEFAULT_OUT_DIR
     summaries = load_summaries(sys.argv[1])
     pairs = build_pairs(summaries)
-    expected = score_pairs(pairs, build_multi_reference(summaries))
+    multi_reference = build_multi_reference(summaries)
+    expected = score_pairs(pairs, multi_reference,
+                           build_multi_reference_corpora(pairs, multi_reference))
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / "text_metrics_pairs.jsonl", "w", encoding="utf-8", newline="\n") as out:
         for pair_id, reference, prediction in pairs:

@@ -23,8 +23,8 @@ pub struct JudgeInputs {
     /// answerability.
     pub pairs: HashMap<String, [u8; 3]>,
     /// The judge's grades of system answers by (question id, system): correctness,
-    /// hallucination.
-    pub answers: HashMap<(String, String), [u8; 2]>,
+    /// hallucination (absent when the judge saw no passage).
+    pub answers: HashMap<(String, String), [Option<u8>; 2]>,
     /// Each answer's automatic scores by (question id, system), as (metric, value) in the
     /// order the metrics are to be listed.
     pub scores: HashMap<(String, String), Vec<(String, f64)>>,
@@ -84,7 +84,7 @@ pub fn judge_agreement(
         .enumerate()
         .filter_map(|(s, (scale, max, value))| {
             judge_scale(scale, *max, &answer_items, ratings, value, |item| {
-                inputs.answers.get(&key(item)).map(|r| r[s])
+                inputs.answers.get(&key(item)).and_then(|r| r[s])
             })
         })
         .collect();
@@ -372,7 +372,7 @@ mod tests {
             let (c, h) = (truth(i), truth(i) % 3);
             ratings.push(rating(it, "alice", c, h));
             ratings.push(rating(it, "bob", c, h));
-            let judged = if perfect { [c, h] } else { [draw(3), draw(2)] };
+            let judged = if perfect { [c, h] } else { [draw(3), draw(2)] }.map(Some);
             let key = (format!("q{i}"), "s".to_string());
             inputs.answers.insert(key.clone(), judged);
             // CS follows the people; BLEU does not.

@@ -93,5 +93,5 @@ pub use sample::{
 pub use spreadsheet::{FORMULA_STARTS, neutralize_cell, restore_cell};
 pub use store::{
     ANNOTATIONS_FILE, Annotator, Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION,
-    Rating, Store, StoreError, SystemAnswer, now_unix_s,
+    Rating, Store, StoreError, SystemAnswer, lock_store, now_unix_s,
 };

@@ -165,6 +165,17 @@ pub fn now_unix_s() -> u64 {
         .unwrap_or(0)
 }
 
+/// The lock of the store at `path` (`annotations.sqlite.lock` beside it): the annotation app
+/// holds it while it serves the store, and a change that replaces the store (sampling again
+/// over it) takes it first, so that the app never goes on saving ratings into a store that
+/// is gone. Ordinary writes (ratings, annotators, a CSV import) go through SQLite's own
+/// locking beside a server and need no lock.
+pub fn lock_store(path: &Path) -> Result<hierarag_fs::Lock, hierarag_fs::LockError> {
+    let mut lock = path.as_os_str().to_owned();
+    lock.push(".lock");
+    hierarag_fs::Lock::acquire(Path::new(&lock), path)
+}
+
 /// An open annotation store: one SQLite connection (WAL, foreign keys on, a 5 s busy timeout).
 ///
 /// `Store` is `Send` but not `Sync`: share one behind a mutex, or open one per thread or request;

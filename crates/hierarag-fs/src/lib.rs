@@ -27,6 +27,13 @@
 //! assert_eq!(std::fs::read(&path)?, b"# second\n");
 //! # Ok::<(), std::io::Error>(())
 //! ```
+//!
+//! [`Lock`] is the other half of "one writer": an advisory lock a process holds while it
+//! writes a run directory or an annotation store, released however the process ends.
+
+mod lock;
+
+pub use lock::{Lock, LockError};
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -40,6 +47,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = beside(path)?;
     file.write_all(bytes)?;
     persist(file, path)
+}
+
+/// The error of writing `path` as the caller should see it: a "not found" because the
+/// directory `path` is in is gone (moved or deleted while a stage was writing it) is an I/O
+/// failure of its own kind, not the missing input file "not found" usually means.
+pub fn writing(path: &Path, error: io::Error) -> io::Error {
+    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
+    match dir {
+        Some(dir) if error.kind() == io::ErrorKind::NotFound && !dir.is_dir() => {
+            io::Error::other(format!(
+                "{}: the directory is gone (moved or deleted while it was being written)",
+                dir.display()
+            ))
+        }
+        _ => error,
+    }
 }
 
 /// A file being written under a temporary name beside its final path; [`AtomicFile::finish`]
@@ -66,7 +89,8 @@ impl AtomicFile {
         let file = Builder::new()
             .prefix(&prefix)
             .suffix(".tmp")
-            .make_in(dir, |tmp| File::create_new(tmp))?;
+            .make_in(dir, |tmp| File::create_new(tmp))
+            .map_err(|e| writing(path, e))?;
         Ok(AtomicFile::new(path, file))
     }
 
@@ -103,6 +127,27 @@ impl Write for AtomicFile {
     }
 }
 
+/// The text of a file a user gave, as [`std::fs::read_to_string`], except that bytes that are
+/// not UTF-8 are an [`io::ErrorKind::InvalidData`] error naming their line and their byte in
+/// it, both from 1 ("line 3, byte 57: not valid UTF-8"), so that the caller can say where the
+/// input is bad.
+pub fn read_text(path: &Path) -> io::Result<String> {
+    String::from_utf8(std::fs::read(path)?).map_err(|error| {
+        let bytes = error.as_bytes();
+        let at = error.utf8_error().valid_up_to();
+        let before = &bytes[..at];
+        let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |n| n + 1);
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("line {line}, byte {}: not valid UTF-8", at - line_start + 1),
+        )
+    })
+}
+
 /// `<name>.tmp` beside `path`, created as `File::create` does.
 fn beside(path: &Path) -> io::Result<NamedTempFile> {
     let (dir, mut name) = split(path)?;
@@ -111,12 +156,15 @@ fn beside(path: &Path) -> io::Result<NamedTempFile> {
         .prefix(&name)
         .rand_bytes(0)
         .make_in(dir, |tmp| File::create(tmp))
+        .map_err(|e| writing(path, e))
 }
 
 /// Syncs `file` and renames it over `path`.
 fn persist(file: NamedTempFile, path: &Path) -> io::Result<()> {
     file.as_file().sync_all()?;
-    file.persist(path).map(drop).map_err(|e| e.error)
+    file.persist(path)
+        .map(drop)
+        .map_err(|e| writing(path, e.error))
 }
 
 /// The directory to write the temporary file in, and the file's name.
@@ -214,6 +262,35 @@ mod tests {
         write_atomic(&written, b"x").unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&written), mode(&created));
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_an_error_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("import.jsonl");
+        std::fs::write(&path, b"{\"a\": 1}\n{\"b\": \"caf\xe9\"}\n").unwrap();
+        let error = read_text(&path).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(error.to_string(), "line 2, byte 11: not valid UTF-8");
+        std::fs::write(&path, "é\n").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "é\n");
+    }
+
+    #[test]
+    fn writing_into_a_directory_that_is_gone_is_not_a_missing_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let file = AtomicFile::create(&run.join("scores.jsonl")).unwrap();
+        std::fs::rename(&run, dir.path().join("moved")).unwrap();
+        let error = file.finish().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::Other);
+        assert!(
+            error.to_string().contains("the directory is gone"),
+            "{error}"
+        );
+        let error = write_atomic(&run.join("manifest.json"), b"{}").unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::Other, "{error}");
     }
 
     #[test]

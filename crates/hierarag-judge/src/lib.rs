@@ -83,12 +83,18 @@ pub struct AnswerGrade {
     pub id: String,
     /// 0 wrong … 3 fully correct.
     pub correctness: u8,
-    /// 0 none … 2 severe.
-    pub hallucination: u8,
+    /// 0 none … 2 severe; absent when the judge was shown no passage to check the answer
+    /// against (`no_passages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hallucination: Option<u8>,
     pub reason: String,
     /// Graded by the refusal rule, without a call.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_rule: bool,
+    /// The system gave no passage (or none could be read): correctness is graded against the
+    /// reference as usual, hallucination is not graded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_passages: bool,
     pub judge: ModelInfo,
 }
 
@@ -231,12 +237,16 @@ impl Judge {
     /// replies out of range after the repairs).
     pub async fn grade_answer(&self, id: &str, input: &AnswerInput) -> Result<AnswerGrade, String> {
         let inner = &self.inner;
+        let no_passages = input.contexts.is_empty();
         let grade = |correctness, hallucination, reason: &str, by_rule| AnswerGrade {
             id: id.to_string(),
             correctness,
-            hallucination,
+            // A refusal asserts nothing; any other answer checked against no evidence has no
+            // hallucination grade.
+            hallucination: (by_rule || !no_passages).then_some(hallucination),
             reason: reason.to_string(),
             by_rule,
+            no_passages: no_passages && !by_rule,
             judge: inner.info(),
         };
         match (input.refused, input.unanswerable) {
@@ -410,7 +420,7 @@ mod tests {
             .grade_answer("q1", &input(false, false))
             .await
             .unwrap();
-        assert_eq!((grade.correctness, grade.hallucination), (3, 0));
+        assert_eq!((grade.correctness, grade.hallucination), (3, Some(0)));
         assert_eq!(grade.reason, "same fact");
         assert!((grade.normalised() - 1.0).abs() < 1e-15);
         let seen = backend.seen.lock().unwrap().clone();
@@ -435,6 +445,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_judge_call_with_no_passages_is_marked_and_has_no_hallucination_grade() {
+        let (judge, backend) = judge_of(&[
+            "{\"correctness\": 2, \"hallucination\": 2, \"reason\": \"nothing to check\"}",
+        ]);
+        let without = AnswerInput {
+            contexts: Vec::new(),
+            ..input(false, false)
+        };
+        let grade = judge.grade_answer("q", &without).await.unwrap();
+        assert_eq!(
+            (grade.correctness, grade.hallucination, grade.no_passages),
+            (2, None, true)
+        );
+        let line = serde_json::to_value(&grade).unwrap();
+        assert_eq!(line["no_passages"], true);
+        assert!(line.get("hallucination").is_none(), "{line}");
+        // A refusal asserts nothing: graded by the rule, passages or not.
+        let refused = AnswerInput {
+            contexts: Vec::new(),
+            ..input(true, false)
+        };
+        let grade = judge.grade_answer("r", &refused).await.unwrap();
+        assert_eq!((grade.hallucination, grade.no_passages), (Some(0), false));
+        assert_eq!(backend.seen.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
     async fn refusals_are_graded_by_the_rule_and_an_answer_to_an_unanswerable_question_is_wrong() {
         let (judge, backend) = judge_of(&[
             "{\"correctness\": 3, \"hallucination\": 2, \"reason\": \"made up\"}",
@@ -443,13 +480,13 @@ mod tests {
         let right = judge.grade_answer("a", &input(true, true)).await.unwrap();
         assert_eq!(
             (right.correctness, right.hallucination, right.by_rule),
-            (3, 0, true)
+            (3, Some(0), true)
         );
         let wrong = judge.grade_answer("b", &input(true, false)).await.unwrap();
         assert_eq!((wrong.correctness, wrong.by_rule), (0, true));
         assert!(backend.seen.lock().unwrap().is_empty());
         let answered = judge.grade_answer("c", &input(false, true)).await.unwrap();
-        assert_eq!((answered.correctness, answered.hallucination), (0, 2));
+        assert_eq!((answered.correctness, answered.hallucination), (0, Some(2)));
         assert!(
             answered
                 .reason

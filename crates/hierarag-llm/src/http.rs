@@ -6,7 +6,7 @@ use std::sync::Once;
 use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -16,18 +16,43 @@ use crate::types::CallError;
 /// A server's error body is quoted up to this many characters.
 const MAX_QUOTED_BODY: usize = 500;
 
-/// An HTTP client for LLM servers: rustls with the ring provider and the system's roots. The
-/// request timeout is the LLM client's, not reqwest's, so that every backend times out alike.
+/// The HTTP client of every request to a model server or a user's service: rustls with the
+/// ring provider and the system's roots. The request timeout is the LLM client's, not
+/// reqwest's, so that every backend times out alike. A redirect is followed only within the
+/// origin (scheme, host and port) of the request's URL, ten at most, so that API keys,
+/// configured headers and bodies never reach another origin (reqwest's own policy drops only
+/// `Authorization`); a redirect elsewhere comes back as the 3xx reply itself, which fails the
+/// call ([`post_json_limited`] names the origin it leads to).
 pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first != Some(attempt.url().origin()) {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    client_builder()
+        .redirect(same_origin)
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))
+}
+
+/// Redirects the client follows within an origin, as reqwest's default policy.
+const MAX_REDIRECTS: usize = 10;
+
+/// An error body is read up to this many bytes (only its message is quoted).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+fn client_builder() -> reqwest::ClientBuilder {
     static PROVIDER: Once = Once::new();
     PROVIDER.call_once(|| {
         // Fails only when another provider is already installed, which serves as well.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))
+    reqwest::Client::builder().connect_timeout(Duration::from_secs(30))
 }
 
 /// Where a backend POSTs, parsed once: reqwest parses a URL given as a string on every
@@ -68,23 +93,63 @@ pub(crate) async fn post_json<T: DeserializeOwned>(
     headers: HeaderMap,
     body: &impl Serialize,
 ) -> Result<T, CallError> {
+    post_json_limited(client, url, headers, body, usize::MAX).await
+}
+
+/// [`post_json`] that reads at most `max_reply_bytes` of a reply: a longer one (by its
+/// `Content-Length`, or counted as it streams in, so that a body that never ends stops there)
+/// is [`CallError::Fatal`] naming the limit, its rest never read. A redirect that came back
+/// unfollowed (see [`http_client`]) is [`CallError::Fatal`] naming the origin it leads to.
+pub(crate) async fn post_json_limited<T: DeserializeOwned>(
+    client: &reqwest::Client,
+    url: &PostUrl,
+    headers: HeaderMap,
+    body: &impl Serialize,
+    max_reply_bytes: usize,
+) -> Result<T, CallError> {
     let request = match &url.parsed {
         Some(parsed) => client.post(parsed.clone()),
         None => client.post(url.as_str()),
     };
-    let response = request
+    let mut response = request
         .headers(headers)
         .json(body)
         .send()
         .await
         .map_err(|e| retryable(format!("POST {url}: {}", error_chain(&e))))?;
     let status = response.status();
+    if status.is_redirection()
+        && let Some(target) = other_origin(&response)
+    {
+        return Err(CallError::Fatal {
+            reason: format!(
+                "HTTP {status} to another origin, {target}: not followed (headers and body go \
+only to the origin of the URL given; give the new URL if the service moved)"
+            ),
+        });
+    }
     let retry_after = response
         .headers()
         .get(RETRY_AFTER)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| parse_retry_after(value, SystemTime::now()));
-    let bytes = response.bytes().await.map_err(|e| {
+    if status.is_success()
+        && let Some(declared) = response.content_length()
+        && declared > max_reply_bytes as u64
+    {
+        return Err(CallError::Fatal {
+            reason: format!(
+                "the reply declares {declared} bytes, over the limit of {max_reply_bytes} bytes \
+(max_reply_bytes); it is not read"
+            ),
+        });
+    }
+    let limit = if status.is_success() {
+        max_reply_bytes
+    } else {
+        max_reply_bytes.min(MAX_ERROR_BODY)
+    };
+    let (bytes, whole) = read_at_most(&mut response, limit).await.map_err(|e| {
         retryable(format!(
             "POST {url}: HTTP {status}, body cut short: {}",
             error_chain(&e)
@@ -103,12 +168,60 @@ pub(crate) async fn post_json<T: DeserializeOwned>(
             CallError::Fatal { reason }
         });
     }
+    if !whole {
+        return Err(CallError::Fatal {
+            reason: format!(
+                "the reply is longer than the limit of {max_reply_bytes} bytes (max_reply_bytes); \
+the rest is not read"
+            ),
+        });
+    }
     serde_json::from_slice(&bytes).map_err(|e| {
         retryable(format!(
             "POST {url}: invalid JSON in the reply ({e}): {}",
             quote(&String::from_utf8_lossy(&bytes))
         ))
     })
+}
+
+/// The origin a redirect's `Location` leads to, when it is not the origin of the request (only
+/// the origin: a path or query may hold a token).
+fn other_origin(response: &reqwest::Response) -> Option<String> {
+    let location = response.headers().get(LOCATION)?;
+    let here = response.url().origin();
+    match location
+        .to_str()
+        .ok()
+        .and_then(|location| response.url().join(location).ok())
+    {
+        Some(target) if target.origin() == here => None,
+        Some(target) => Some(target.origin().ascii_serialization()),
+        None => Some("a Location that is not a URL".into()),
+    }
+}
+
+/// The body of `response` up to `limit` bytes, and whether that is all of it (the rest, if
+/// any, is never read).
+async fn read_at_most(
+    response: &mut reqwest::Response,
+    limit: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    // A declared length is only a hint: a server may lie, so at most 1 MiB is set aside ahead.
+    let expected = response
+        .content_length()
+        .unwrap_or(0)
+        .min(limit as u64)
+        .min(1 << 20) as usize;
+    let mut body = Vec::with_capacity(expected);
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, false));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, true))
 }
 
 fn retryable(reason: String) -> CallError {

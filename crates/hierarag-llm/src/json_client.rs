@@ -1,6 +1,8 @@
 //! [`JsonClient`]: JSON POSTs to a service that is not a model server (a user's RAG service),
 //! with the machinery of the chat and embedding clients: the concurrency limit, a timeout per
-//! attempt, retries with backoff and `Retry-After`, the response cache and usage accounting.
+//! attempt, retries with backoff and `Retry-After`, the response cache and usage accounting;
+//! and what a service run by someone else needs besides: a bound on a reply's size, no
+//! redirect to another origin, and no header value in any error.
 
 use std::sync::Arc;
 
@@ -12,7 +14,8 @@ use crate::config::ClientSettings;
 use crate::dispatch::Dispatcher;
 use crate::endpoints::EndpointPool;
 use crate::error::{ConfigError, LlmError};
-use crate::http::{PostUrl, http_client, post_json};
+use crate::http::{PostUrl, http_client, post_json_limited};
+use crate::types::CallError;
 use crate::usage::UsageSummary;
 
 /// Checks that `url` is an http or https URL a [`JsonClient`] can POST to.
@@ -24,6 +27,10 @@ pub fn check_service_url(url: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The limit on a reply's size a [`JsonClient`] is usually given: far above a RAG answer with
+/// its contexts, far below what would strain memory.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
+
 /// The one endpoint of a [`JsonClient`]: where it POSTs, with which headers.
 #[derive(Debug)]
 pub(crate) struct JsonEndpoint {
@@ -31,6 +38,90 @@ pub(crate) struct JsonEndpoint {
     url: PostUrl,
     /// Marked sensitive, so that no debug output shows them.
     headers: HeaderMap,
+    max_reply_bytes: usize,
+}
+
+/// The texts no error of a client may show: each header value (of [`Secrets::MIN_VALUE`]
+/// characters or more) and each word of one of [`Secrets::MIN_WORD`] or more (the token of
+/// `Bearer <token>`), also as JSON escapes them, longest first.
+struct Secrets(Vec<String>);
+
+impl Secrets {
+    const MIN_VALUE: usize = 4;
+    const MIN_WORD: usize = 8;
+    const REDACTED: &str = "[redacted]";
+
+    fn of(headers: &[(String, String)]) -> Secrets {
+        let mut secrets = Vec::new();
+        for (_, value) in headers {
+            let words = value
+                .split_whitespace()
+                .filter(|word| word.chars().count() >= Secrets::MIN_WORD);
+            let whole =
+                (value.trim().chars().count() >= Secrets::MIN_VALUE).then_some(value.trim());
+            for secret in whole.into_iter().chain(words) {
+                let escaped = serde_json::to_string(secret).expect("a string serialises");
+                secrets.push(escaped[1..escaped.len() - 1].to_string());
+                secrets.push(secret.to_string());
+            }
+        }
+        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        secrets.dedup();
+        Secrets(secrets)
+    }
+
+    /// `text` with every secret replaced by `[redacted]`; an excerpt cut inside a secret (it
+    /// ends with the secret's start and `…`) loses that start too.
+    fn redact(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for secret in &self.0 {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), Secrets::REDACTED);
+            }
+        }
+        if let Some(head) = text.strip_suffix('…') {
+            let cut = self
+                .0
+                .iter()
+                .filter_map(|secret| {
+                    secret
+                        .char_indices()
+                        .rev()
+                        .map(|(end, _)| &secret[..end])
+                        .find(|start| !start.is_empty() && head.ends_with(start))
+                        .map(str::len)
+                })
+                .max();
+            if let Some(cut) = cut {
+                text = format!("{}{}…", &head[..head.len() - cut], Secrets::REDACTED);
+            }
+        }
+        text
+    }
+
+    fn redact_call(&self, error: CallError) -> CallError {
+        match error {
+            CallError::Retryable {
+                reason,
+                retry_after,
+            } => CallError::Retryable {
+                reason: self.redact(&reason),
+                retry_after,
+            },
+            CallError::Fatal { reason } => CallError::Fatal {
+                reason: self.redact(&reason),
+            },
+            CallError::Refused { reason } => CallError::Refused {
+                reason: self.redact(&reason),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({} hidden)", self.0.len())
+    }
 }
 
 /// A reply read by the caller, and how it was obtained.
@@ -59,17 +150,23 @@ struct Inner {
     cache: Option<ResponseCache>,
     name: String,
     url: String,
+    secrets: Secrets,
 }
 
 impl JsonClient {
     /// A client that POSTs to `url` with `headers` (values as sent; they never reach the cache,
-    /// the usage or an error message). `name` names the service in the usage and in errors.
-    /// Opens the cache if `settings` names one.
+    /// the usage or an error message: an error that quotes the service, even one that echoes
+    /// a header back, shows `[redacted]` in its place). `name` names the service in the usage
+    /// and in errors. A reply longer than `max_reply_bytes` fails its request, unread past the
+    /// limit and neither retried nor cached. A redirect is followed only within the origin of
+    /// `url`; one to another origin fails its request, naming that origin, so that the headers
+    /// and the body go nowhere else. Opens the cache if `settings` names one.
     pub fn new(
         name: &str,
         url: &str,
         headers: &[(String, String)],
         settings: &ClientSettings,
+        max_reply_bytes: usize,
     ) -> Result<JsonClient, LlmError> {
         let config_error = |field: String, message: String| {
             LlmError::Config(ConfigError::new(name, field, message))
@@ -93,11 +190,18 @@ impl JsonClient {
             value.set_sensitive(true);
             header_map.insert(header, value);
         }
+        if max_reply_bytes == 0 {
+            return Err(config_error(
+                "max_reply_bytes".into(),
+                "must be at least 1".into(),
+            ));
+        }
         let http = http_client().map_err(|message| config_error("url".into(), message))?;
         let endpoint = JsonEndpoint {
             http,
             url: PostUrl::new(url.to_string()),
             headers: header_map,
+            max_reply_bytes,
         };
         let cache = settings
             .cache
@@ -115,6 +219,7 @@ impl JsonClient {
                 cache,
                 name: name.to_string(),
                 url: url.to_string(),
+                secrets: Secrets::of(headers),
             }),
         })
     }
@@ -125,7 +230,8 @@ impl JsonClient {
 
     /// POSTs `body` (or finds its reply in the cache) and reads the reply with `read`. A reply
     /// that `read` refuses is [`LlmError::Reply`] with `read`'s reason; it is not retried and
-    /// not cached, so that a rerun asks again. A reply is in the cache when this returns.
+    /// not cached, so that a rerun asks again. A reply is in the cache when this returns. No
+    /// reason this returns or counts in the usage holds a header value.
     pub async fn post<T>(
         &self,
         body: &Value,
@@ -139,6 +245,7 @@ impl JsonClient {
             .as_ref()
             .map(|_| reply_cache_key(&inner.url, body));
         let rejected = |reason: String| {
+            let reason = inner.secrets.redact(&reason);
             usage.failure(&reason);
             LlmError::Reply {
                 service: inner.name.clone(),
@@ -167,14 +274,17 @@ impl JsonClient {
             .call(
                 |endpoint| endpoint.url.to_string(),
                 |endpoint| {
+                    let secrets = &inner.secrets;
                     Box::pin(async move {
-                        post_json::<Value>(
+                        post_json_limited::<Value>(
                             &endpoint.http,
                             &endpoint.url,
                             endpoint.headers.clone(),
                             body,
+                            endpoint.max_reply_bytes,
                         )
                         .await
+                        .map_err(|error| secrets.redact_call(error))
                     })
                 },
             )
@@ -202,5 +312,41 @@ impl JsonClient {
     /// The refusal (HTTP 401, 403 or 404) that stopped this client, if the service sent one.
     pub fn refusal(&self) -> Option<LlmError> {
         self.inner.dispatcher.refusal()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_whole_by_word_escaped_and_cut() {
+        let headers = [
+            ("Authorization".to_string(), "Bearer t0ken-77aa".to_string()),
+            ("X-Api-Key".to_string(), "k3y\"q".to_string()),
+            ("X-Debug".to_string(), "1".to_string()),
+        ];
+        let secrets = Secrets::of(&headers);
+        let cases = [
+            ("got Bearer t0ken-77aa", "got [redacted]"),
+            ("token t0ken-77aa alone", "token [redacted] alone"),
+            (r#"{"key":"k3y\"q"}"#, r#"{"key":"[redacted]"}"#),
+            ("key k3y\"q", "key [redacted]"),
+            ("HTTP 500 after 1 attempt", "HTTP 500 after 1 attempt"),
+            (
+                "the reply begins: {\"t\":\"t0ken-7…",
+                "the reply begins: {\"t\":\"[redacted]…",
+            ),
+            ("ends with a t…", "ends with a [redacted]…"),
+            (
+                "the longest start counts: Bearer t0k…",
+                "the longest start counts: [redacted]…",
+            ),
+            ("ends with nothing of one…", "ends with nothing of one…"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(secrets.redact(text), expected, "{text}");
+        }
+        assert!(!format!("{secrets:?}").contains("t0ken"));
     }
 }

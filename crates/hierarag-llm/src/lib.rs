@@ -16,8 +16,10 @@
 //! - usage accounting ([`UsageSummary`]) for the run manifest and a stage's last line.
 //!
 //! [`JsonClient`] gives the same machinery to a JSON service that is not a model server (a
-//! user's RAG service behind HTTP): one URL, headers that stay out of the cache and the logs,
-//! and a reader of the reply whose refusal is neither retried nor cached.
+//! user's RAG service behind HTTP): one URL, headers that stay out of the cache, the logs and
+//! every error (even one quoting a service that echoes them), a bound on a reply's size, no
+//! redirect to another origin, and a reader of the reply whose refusal is neither retried nor
+//! cached.
 //!
 //! [`delimit`] keeps text from a corpus or a user's system inside the data blocks of a prompt
 //! (no `</document>` in a document can close its block).
@@ -77,7 +79,7 @@ pub use config::{
 };
 pub use embedder::Embedder;
 pub use error::{ConfigError, LlmError};
-pub use json_client::{JsonClient, JsonReply, check_service_url};
+pub use json_client::{DEFAULT_MAX_REPLY_BYTES, JsonClient, JsonReply, check_service_url};
 pub use openai::{OpenAiChat, OpenAiEmbeddings};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use types::{

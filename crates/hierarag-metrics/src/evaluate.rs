@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measures::{QueryMetrics, evaluate_query};
+use crate::measures::{EvalOptions, QueryMetrics, evaluate_query_with};
 use crate::{Qrels, Run};
 
 /// The measures of a run against judgments.
@@ -28,11 +28,16 @@ pub struct Evaluation {
 /// retrieved nothing scores 0 and counts in the mean (docs/design.md, "Metrics"): a system must not look
 /// better by answering fewer questions.
 pub fn evaluate(qrels: &Qrels, run: &Run) -> Evaluation {
+    evaluate_with(qrels, run, &EvalOptions::default())
+}
+
+/// [`evaluate`] with other [`EvalOptions`], such as trec_eval's `-l` relevance level.
+pub fn evaluate_with(qrels: &Qrels, run: &Run, options: &EvalOptions) -> Evaluation {
     let mut per_query = BTreeMap::new();
     let mut queries_without_results = Vec::new();
     for (query_id, rels) in qrels.iter() {
         let metrics = match run.get(query_id) {
-            Some(ranking) => evaluate_query(rels, ranking),
+            Some(ranking) => evaluate_query_with(rels, ranking, options),
             None => {
                 queries_without_results.push(query_id.to_owned());
                 QueryMetrics::default()

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    Qrels, QueryMetrics, Run, ScoredDoc, TrecFormatError, average_precision, evaluate,
-    evaluate_query, ndcg_at, recall_at, reciprocal_rank, trec_ranking,
+    EvalOptions, Qrels, QueryMetrics, Run, ScoredDoc, TrecFormatError, average_precision, evaluate,
+    evaluate_query, evaluate_query_with, ndcg_at, recall_at, reciprocal_rank, trec_ranking,
 };
 
 fn rels(pairs: &[(&str, i32)]) -> BTreeMap<String, i32> {
@@ -352,6 +352,42 @@ fn write_trec_refuses_ids_with_whitespace() {
     assert!(error.to_string().contains("`doc one`"), "{error}");
 }
 
+#[test]
+fn relevance_level_zero_counts_judged_documents_but_never_unjudged_ones() {
+    // As trec_eval -l0: a judged grade of 0 is relevant, an unjudged document (x) and a negative
+    // grade (c) are not, in the ranking and in the number of relevant documents alike.
+    let judged = rels(&[("a", 0), ("b", 1), ("c", -1)]);
+    let ranking = docs(&[("x", 4.0), ("a", 3.0), ("c", 2.0), ("b", 1.0)]);
+    let level_0 = EvalOptions { relevance_level: 0 };
+    let expected = QueryMetrics {
+        ap: (1.0 / 2.0 + 2.0 / 4.0) / 2.0,
+        ndcg_cut_10: evaluate_query(&judged, &ranking).ndcg_cut_10,
+        recall_10: 1.0,
+        recip_rank: 0.5,
+    };
+    assert_metrics(
+        "level 0",
+        evaluate_query_with(&judged, &ranking, &level_0),
+        expected,
+    );
+    // A level below 0 counts as 0.
+    let below = EvalOptions {
+        relevance_level: -2,
+    };
+    assert_eq!(
+        evaluate_query_with(&judged, &ranking, &below),
+        evaluate_query_with(&judged, &ranking, &level_0)
+    );
+    // Level 2: nothing is relevant, so every measure but nDCG is 0.
+    let level_2 = EvalOptions { relevance_level: 2 };
+    let metrics = evaluate_query_with(&judged, &ranking, &level_2);
+    assert_eq!(
+        (metrics.ap, metrics.recall_10, metrics.recip_rank),
+        (0.0, 0.0, 0.0)
+    );
+    assert_eq!(metrics.ndcg_cut_10, expected.ndcg_cut_10);
+}
+
 /// Parse errors: each message must name the source, the 1-based line and the field.
 mod parse_errors {
     use super::*;
@@ -374,9 +410,11 @@ mod parse_errors {
             qrels_error("q1 0 d1 1\n\nq1 0 d2 x\n"),
             "qrels.txt line 3, field `rel`: expected an integer, found `x`"
         );
+        // A decimal is truncated as trec_eval truncates it (see `Qrels::parse`); a text
+        // without a leading integer is not.
         assert_eq!(
-            qrels_error("q1 0 d1 1.0\n"),
-            "qrels.txt line 1, field `rel`: expected an integer, found `1.0`"
+            qrels_error("q1 0 d1 .5\n"),
+            "qrels.txt line 1, field `rel`: expected an integer, found `.5`"
         );
     }
 

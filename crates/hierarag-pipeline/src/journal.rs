@@ -26,58 +26,95 @@ pub struct Journal {
     id_field: &'static str,
     done: HashSet<String>,
     dropped_tail: usize,
+    dropped_repeats: usize,
 }
 
 impl Journal {
     /// Opens (or creates) `path`, cutting off a torn last line, and learns the ids already
-    /// there. Duplicate ids are an error: they mean the file was edited or two runs wrote it.
+    /// there. A line repeated byte for byte (two processes that wrote one file before run
+    /// directories were locked) is kept once, with a warning; other duplicate ids are an
+    /// error: they mean the file was edited or two runs wrote different records.
     pub fn open(path: &Path, id_field: &'static str) -> Result<Journal, PipelineError> {
-        let (mut journal, lines) = Journal::open_lines(path, id_field)?;
-        for line in lines {
-            let id = line.id.ok_or_else(|| PipelineError::Record {
+        let (bytes, dropped_tail) = repair_tail(path)?;
+        let lines = lines_of(path, &bytes, id_field)?;
+        let mut first: HashMap<String, std::ops::Range<usize>> = HashMap::new();
+        let mut repeated = HashSet::new();
+        for (n, line) in lines.iter().enumerate() {
+            let id = line.id.clone().ok_or_else(|| PipelineError::Record {
                 path: path.to_path_buf(),
                 line: line.number,
                 message: format!("missing string field `{id_field}`"),
             })?;
-            if !journal.done.insert(id.clone()) {
-                return Err(PipelineError::DuplicateId {
-                    path: path.to_path_buf(),
-                    line: line.number,
-                    id,
-                });
+            match first.get(&id) {
+                None => {
+                    first.insert(id, line.range.clone());
+                }
+                Some(range) if bytes[range.clone()] == bytes[line.range.clone()] => {
+                    repeated.insert(n);
+                }
+                Some(_) => {
+                    return Err(PipelineError::DuplicateId {
+                        path: path.to_path_buf(),
+                        line: line.number,
+                        id,
+                    });
+                }
             }
         }
-        Ok(journal)
-    }
-
-    /// Opens a side file whose lines share ids (e.g. several rejects per item, `id_field`
-    /// naming the item): no uniqueness check, lines without the field allowed, a torn last
-    /// line cut off.
-    pub fn open_side(path: &Path, id_field: &'static str) -> Result<Journal, PipelineError> {
-        Journal::open_lines(path, id_field).map(|(journal, _)| journal)
-    }
-
-    /// Cuts a torn tail off `path`, reads its lines (each checked to be JSON) and opens it for
-    /// appending.
-    fn open_lines(
-        path: &Path,
-        id_field: &'static str,
-    ) -> Result<(Journal, Vec<Line>), PipelineError> {
-        let (bytes, dropped_tail) = repair_tail(path)?;
-        let lines = lines_of(path, &bytes, id_field)?;
+        if !repeated.is_empty() {
+            // Rewritten before the file is opened for appending, so that appends go to the
+            // new file.
+            let mut kept = Vec::with_capacity(bytes.len());
+            for (_, line) in lines
+                .iter()
+                .enumerate()
+                .filter(|(n, _)| !repeated.contains(n))
+            {
+                kept.extend_from_slice(&bytes[line.range.clone()]);
+                kept.push(b'\n');
+            }
+            write_atomic(path, &kept)?;
+            tracing::warn!(
+                "{}: {} line(s) repeated byte for byte (two processes wrote this file); kept \
+                 one of each",
+                path.display(),
+                repeated.len()
+            );
+        }
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| PipelineError::io(path, e))?;
-        let journal = Journal {
+            .map_err(|e| PipelineError::io(path, hierarag_fs::writing(path, e)))?;
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            id_field,
+            done: first.into_keys().collect(),
+            dropped_tail,
+            dropped_repeats: repeated.len(),
+        })
+    }
+
+    /// Opens a side file whose lines share ids (e.g. several rejects per item, `id_field`
+    /// naming the item): no uniqueness check, lines without the field allowed, a torn last
+    /// line cut off (the lines are still checked to be JSON).
+    pub fn open_side(path: &Path, id_field: &'static str) -> Result<Journal, PipelineError> {
+        let (bytes, dropped_tail) = repair_tail(path)?;
+        lines_of(path, &bytes, id_field)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| PipelineError::io(path, hierarag_fs::writing(path, e)))?;
+        Ok(Journal {
             path: path.to_path_buf(),
             file,
             id_field,
             done: HashSet::new(),
             dropped_tail,
-        };
-        Ok((journal, lines))
+            dropped_repeats: 0,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -87,6 +124,12 @@ impl Journal {
     /// Bytes of an unfinished last record, left by an interrupted run, that were cut off.
     pub fn dropped_tail(&self) -> usize {
         self.dropped_tail
+    }
+
+    /// Lines that repeated an earlier one byte for byte and were dropped when the file was
+    /// opened.
+    pub fn dropped_repeats(&self) -> usize {
+        self.dropped_repeats
     }
 
     /// Ids of the records in the file (none for a side file).
@@ -149,7 +192,7 @@ impl Journal {
     fn write(&mut self, bytes: &[u8]) -> Result<(), PipelineError> {
         self.file
             .write_all(bytes)
-            .map_err(|e| PipelineError::io(&self.path, e))
+            .map_err(|e| PipelineError::io(&self.path, hierarag_fs::writing(&self.path, e)))
     }
 
     /// Closes the file and puts it in the order of `order`, as [`sort_records`] does.
@@ -520,12 +563,34 @@ mod tests {
             error.ends_with("scores.jsonl:2: key must be a string at line 1 column 2"),
             "{error}"
         );
-        std::fs::write(&path, "{\"id\":\"a\"}\n{\"id\":\"a\"}\n").unwrap();
+        std::fs::write(&path, "{\"id\":\"a\"}\n{\"id\":\"a\",\"x\":1}\n").unwrap();
         let error = Journal::open(&path, "id").unwrap_err().to_string();
         assert!(
             error.contains("scores.jsonl:2: duplicate id \"a\""),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_resume_that_finds_identical_duplicate_lines_keeps_one() {
+        // What two processes answering one run directory left before it was locked.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("answers.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\":\"a\",\"x\":1}\n{\"id\":\"b\"}\n{\"id\":\"a\",\"x\":1}\n{\"id\":\"b\"}\n",
+        )
+        .unwrap();
+        let mut journal = Journal::open(&path, "id").unwrap();
+        assert_eq!(journal.dropped_repeats(), 2);
+        assert_eq!(journal.done().len(), 2);
+        journal.append(&json!({"id": "c"})).unwrap();
+        drop(journal);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"id\":\"a\",\"x\":1}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n"
+        );
+        assert_eq!(Journal::open(&path, "id").unwrap().dropped_repeats(), 0);
     }
 
     #[test]

@@ -407,7 +407,7 @@ pub struct JudgeStage<'a> {
     pub benchmark: &'a [BenchmarkRecord],
     pub answers: &'a [AnswerRecord],
     /// The text of each retrieved chunk the judge is shown, by chunk id (a chunk not in it is
-    /// left out of the passages).
+    /// left out of the passages), for answers that carry no context texts of their own.
     pub passages: &'a HashMap<String, String>,
     pub judge: &'a Judge,
     /// The grades, and the answers that could not be graded in this pass.
@@ -441,11 +441,16 @@ impl JudgeStage<'_> {
                     question: record.question.clone(),
                     reference: record.answer.clone(),
                     answer: answer.answer.clone(),
-                    contexts: answer
-                        .retrieved
-                        .iter()
-                        .filter_map(|chunk| self.passages.get(&chunk.chunk_id).cloned())
-                        .collect(),
+                    // A system's own context texts, else the retrieved chunks' from the index.
+                    contexts: if answer.contexts.is_empty() {
+                        answer
+                            .retrieved
+                            .iter()
+                            .filter_map(|chunk| self.passages.get(&chunk.chunk_id).cloned())
+                            .collect()
+                    } else {
+                        answer.contexts.clone()
+                    },
                     refused: answer.refused,
                     unanswerable: record.unanswerable,
                 };
@@ -645,7 +650,7 @@ impl ScoreRecord {
     /// The record with the judge's grade of its answer in it (or without one, for `None`).
     pub fn with_grade(mut self, grade: Option<&AnswerGrade>) -> ScoreRecord {
         self.judge_correctness = grade.map(|g| g.correctness);
-        self.judge_hallucination = grade.map(|g| g.hallucination);
+        self.judge_hallucination = grade.and_then(|g| g.hallucination);
         self.judge = grade.map(AnswerGrade::normalised);
         self
     }

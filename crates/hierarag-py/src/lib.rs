@@ -68,7 +68,7 @@ fn eval_text(
         .enumerate()
         .map(|(i, (reference, prediction))| TextPair {
             id: i.to_string(),
-            reference,
+            references: vec![reference],
             prediction,
         })
         .collect();
@@ -137,6 +137,10 @@ fn answer_with(
     quiet: bool,
 ) -> PyResult<String> {
     let run = hierarag_run::RunDir::new(run_dir);
+    // One writer per run directory, as for the command line.
+    let _lock = run
+        .lock()
+        .map_err(|error| PyRuntimeError::new_err(error.to_string()))?;
     let function: hierarag_run::stages::AnswerFunction =
         std::sync::Arc::new(move |record: &hierarag_generate::BenchmarkRecord| {
             Python::attach(|py| {

@@ -231,6 +231,11 @@ pub struct AnswerRecord {
     /// Never set for the builtin pipeline, whose empty ranking is a ranking.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_documents: bool,
+    /// The context texts a system outside HieraRAG gave with its answer, best first: what the
+    /// judge checks hallucination against. Empty for the builtin pipeline, whose chunks the
+    /// judge reads from the index by `retrieved`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<String>,
 }
 
 /// Answers questions with a retriever and a chat model.
@@ -366,6 +371,7 @@ impl Prompting {
             },
             doc_ids_found: Vec::new(),
             no_documents: false,
+            contexts: Vec::new(),
         })
     }
 }

@@ -246,6 +246,24 @@ failed) and are left out of every statistic",
             ),
         );
     }
+    if !scores_missing {
+        let scores: Vec<ScoreRecord> = read_records(scores_path)?;
+        let judged = scores
+            .iter()
+            .filter(|s| s.judge_correctness.is_some())
+            .count();
+        let without = scores
+            .iter()
+            .filter(|s| s.judge_correctness.is_some() && s.judge_hallucination.is_none())
+            .count();
+        if without > 0 {
+            analysis.notes.push(format!(
+                "{without} of {judged} judged answers came with no passage (the system returned \
+no context text, and no retrieved chunk could be read): the judge graded their correctness \
+only, and judge_hallucination leaves them out"
+            ));
+        }
+    }
     if let (Some(tags), Some(run)) = (&tags, run) {
         let scored: HashMap<&str, Scores> = observations
             .iter()

@@ -161,6 +161,9 @@ pub fn sample(
         ));
     }
     drawn.items.extend(answer_items);
+    // Replacing the store while the annotation app serves it would lose every rating saved
+    // after: the app's lock refuses it.
+    let _lock = hierarag_annotate::lock_store(&path)?;
     if request.overwrite {
         remove_store(&path)?;
     }
@@ -365,7 +368,7 @@ fn judge_inputs(run: &RunDir, items: &[Item], metric: &str) -> anyhow::Result<Ju
             inputs.model.get_or_insert_with(|| describe(&grade.judge));
             inputs.answers.insert(
                 (grade.id.clone(), name.clone()),
-                [grade.correctness, grade.hallucination],
+                [Some(grade.correctness), grade.hallucination],
             );
         }
         let scores: Vec<ScoreRecord> = read_records(&system.scores())?;

@@ -101,10 +101,12 @@ pub fn run(
         ..DesignOptions::default()
     };
     // Everything that can be checked without the corpus is checked before any stage runs:
-    // the taxonomy and the design's dimensions, categories and personas, the API key
-    // variables, and (one small request each) the endpoints.
+    // the taxonomy and the design's dimensions, categories and personas, what each system
+    // needs (header variables, answers files, programs), the API key variables, and (one
+    // small request each) the endpoints.
     let taxonomy = crate::taxonomy::load(config.taxonomy.as_deref())?;
     let design = crate::plan::design(&design_options, &taxonomy)?;
+    config.check_systems()?;
     let runtime = crate::stages::runtime()?;
     crate::models::check_models(config, options.check_endpoints, &runtime, reporter)?;
     drop(runtime);

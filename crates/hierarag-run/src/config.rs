@@ -90,6 +90,10 @@ pub struct SystemConfig {
     pub name: String,
     #[serde(flatten)]
     pub kind: SystemKind,
+    /// Where the table is, `FILE: [system NAME] (line L, column C)`, for the errors of
+    /// [`RunConfig::check_systems`]; empty for the implicit system.
+    #[serde(skip)]
+    pub place: String,
 }
 
 /// What a system is.
@@ -150,6 +154,27 @@ pub struct HttpSystemConfig {
     /// `systems/<name>/http-cache.sqlite`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheSetting>,
+    /// The longest reply read, in bytes: a longer one fails its question (not retried, not
+    /// cached). Written to the manifest only when set otherwise, so that a run started before
+    /// the key existed continues.
+    #[serde(
+        default = "default_max_reply_bytes",
+        skip_serializing_if = "is_default_max_reply_bytes"
+    )]
+    pub max_reply_bytes: usize,
+}
+
+fn default_max_reply_bytes() -> usize {
+    hierarag_systems::DEFAULT_MAX_REPLY_BYTES
+}
+fn is_default_max_reply_bytes(bytes: &usize) -> bool {
+    *bytes == hierarag_systems::DEFAULT_MAX_REPLY_BYTES
+}
+fn default_max_log_bytes() -> u64 {
+    hierarag_systems::DEFAULT_MAX_LOG_BYTES
+}
+fn is_default_max_log_bytes(bytes: &u64) -> bool {
+    *bytes == hierarag_systems::DEFAULT_MAX_LOG_BYTES
 }
 
 fn default_http_body() -> serde_json::Value {
@@ -262,6 +287,12 @@ impl HttpSystemConfig {
         if self.max_attempts == 0 {
             return Some(("max_attempts", "must be at least 1".into()));
         }
+        if self.max_reply_bytes == 0 {
+            return Some((
+                "max_reply_bytes",
+                "must be at least 1 (a number of bytes)".into(),
+            ));
+        }
         for (key, seconds) in [
             ("timeout_s", self.timeout_s),
             ("backoff_s", self.backoff_s),
@@ -291,6 +322,19 @@ pub struct CommandSystemConfig {
     /// Times the program is started again after it exits, over the stage.
     #[serde(default = "default_max_restarts")]
     pub max_restarts: u32,
+    /// The longest answer line read from its stdout, in bytes: a longer one fails its
+    /// question. Written to the manifest only when set otherwise (as the next key).
+    #[serde(
+        default = "default_max_reply_bytes",
+        skip_serializing_if = "is_default_max_reply_bytes"
+    )]
+    pub max_reply_bytes: usize,
+    /// The size of `command.log` past which it is renamed `command.log.1` and a new one begun.
+    #[serde(
+        default = "default_max_log_bytes",
+        skip_serializing_if = "is_default_max_log_bytes"
+    )]
+    pub max_log_bytes: u64,
 }
 
 fn default_command_concurrency() -> usize {
@@ -704,6 +748,30 @@ fn llm_of(section: &mut Section<'_>, document: &Document<'_>) -> anyhow::Result<
     Ok(Some(config))
 }
 
+/// Where `program` would be started from: itself when it names a path, else the first
+/// executable file of that name on `PATH`, as the shell looks it up.
+fn find_program(program: &str) -> Option<PathBuf> {
+    let executable = |path: &Path| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            path.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            path.is_file()
+        }
+    };
+    if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
+        let path = PathBuf::from(program);
+        return executable(&path).then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| executable(path))
+}
+
 /// A system's name names a folder: 1 to 64 letters, digits, `-`, `_` or `.` (not first).
 fn valid_system_name(name: &str) -> bool {
     !name.is_empty()
@@ -756,6 +824,7 @@ as it names a folder"
             ));
         }
         section.name = format!("system {name}");
+        let table_span = section.span.clone();
         let Some((kind, _)) = section.take::<SystemKindName>("kind", document)? else {
             return Err(document.error_at(
                 &section.name,
@@ -821,6 +890,10 @@ as it names a folder"
                     Some("concurrency must be at least 1")
                 } else if !(command.timeout_s > 0.0 && command.timeout_s.is_finite()) {
                     Some("timeout_s must be a positive number of seconds")
+                } else if command.max_reply_bytes == 0 {
+                    Some("max_reply_bytes must be at least 1 (a number of bytes)")
+                } else if command.max_log_bytes == 0 {
+                    Some("max_log_bytes must be at least 1 (a number of bytes)")
                 } else {
                     None
                 };
@@ -847,14 +920,19 @@ as it names a folder"
                 SystemKind::Http(http)
             }
         };
-        systems.push(SystemConfig { name, kind });
+        let place = format!(
+            "{}: [system {name}]{}",
+            document.source,
+            place(document.text, Some(table_span))
+        );
+        systems.push(SystemConfig { name, kind, place });
     }
     Ok(systems)
 }
 
 impl RunConfig {
     pub fn load(path: &Path) -> anyhow::Result<RunConfig> {
-        let text = std::fs::read_to_string(path)
+        let text = hierarag_fs::read_text(path)
             .with_context(|| format!("{}: cannot read the run config", path.display()))?;
         RunConfig::parse(&text, path)
     }
@@ -1162,7 +1240,49 @@ with a reason)",
                 top_k: None,
                 llm: None,
             }),
+            place: String::new(),
         }]
+    }
+
+    /// What each system needs from this machine, checked before any stage runs so that a
+    /// run does not fail at its answer stage after hours of generation: every `${VAR}` of an
+    /// http system's headers set, a file system's answers file there, a command system's
+    /// program found. Every problem is listed, each with the file and line of its table.
+    pub fn check_systems(&self) -> anyhow::Result<()> {
+        let mut problems = Vec::new();
+        for system in &self.systems {
+            let problem = match &system.kind {
+                SystemKind::Builtin(_) => None,
+                SystemKind::Http(http) => http.headers_from_env().err(),
+                SystemKind::File(file) => (!file.path.is_file()).then(|| {
+                    format!(
+                        "path: {}: no such file (the answers the system made)",
+                        file.path.display()
+                    )
+                }),
+                SystemKind::Command(command) => {
+                    let program = &command.command[0];
+                    find_program(program).is_none().then(|| {
+                        format!(
+                            "command: program {program:?} not found{}",
+                            if program.contains('/') {
+                                String::new()
+                            } else {
+                                " on PATH".to_owned()
+                            }
+                        )
+                    })
+                }
+            };
+            if let Some(problem) = problem {
+                problems.push(format!("{}: {problem}", system.place));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            bail!("{}", problems.join("\n"))
+        }
     }
 
     /// This config with a builtin system's own settings in place of `[answer]`'s.
@@ -1194,7 +1314,7 @@ pub fn model_config(path: Option<&Path>) -> anyhow::Result<RunConfig> {
     // optional here.
     match path {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = hierarag_fs::read_text(path)
                 .with_context(|| format!("{}: cannot read the run config", path.display()))?;
             RunConfig::parse_inner(&text, path, false)
         }

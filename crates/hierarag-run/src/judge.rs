@@ -30,7 +30,8 @@ use crate::stages::{record_stage, report, runtime, stage_counter, stage_key, usa
 /// `judgements.jsonl` with the `[judge]`
 /// settings and `[judge.llm]` model of `config`, then writes every grade into the system's
 /// `scores.jsonl` (when it has been evaluated). The passages a grade checks hallucination
-/// against are the answer's retrieved chunks, read from the run's index.
+/// against are the context texts the system returned, else the answer's retrieved chunks, read
+/// from the run's index; an answer with neither is graded for correctness only.
 pub fn judge_answers(
     config: &RunConfig,
     run: &RunDir,
@@ -93,24 +94,29 @@ pub fn judge_answers(
     Ok(outcome)
 }
 
-/// The text of every chunk the answers retrieved, by chunk id, from the run's index; empty
-/// (with a warning) when the run has no index or the answers name no chunk.
+/// The text of every chunk the answers without context texts of their own retrieved, by chunk
+/// id, from the run's index; empty (with a warning) when the run has no index or the answers
+/// name no chunk.
 fn passages_of(
     run: &RunDir,
     answers: &[AnswerRecord],
     key: &str,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<HashMap<String, String>> {
-    let without = answers.iter().filter(|a| a.retrieved.is_empty()).count();
+    let without = answers
+        .iter()
+        .filter(|a| a.contexts.is_empty() && a.retrieved.is_empty())
+        .count();
     if without > 0 {
         reporter.warn(&format!(
-            "{key}: {without} of {} answers name no retrieved chunk: the judge grades their \
-hallucination against no passage",
+            "{key}: {without} of {} answers come with no passage: the judge grades their \
+correctness only, and their hallucination is left absent (`no_passages` in judgements.jsonl)",
             answers.len()
         ));
     }
     let wanted: HashSet<&str> = answers
         .iter()
+        .filter(|a| a.contexts.is_empty())
         .flat_map(|a| a.retrieved.iter().map(|c| c.doc_id.as_str()))
         .collect();
     if wanted.is_empty() {

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 ///   systems/<name>/…              answers, scores and failures of a named system
 ///   analysis.json  power.json  report.md  report.html
 ///   annotations.sqlite  agreement.json
+///   run.lock                      held by the one process that writes the directory
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunDir {
@@ -31,6 +32,23 @@ impl RunDir {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The lock file of the directory's one writer ([`RunDir::lock`]).
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join("run.lock")
+    }
+
+    /// Takes the directory for this process (creating it), or fails at once naming the
+    /// process that has it: every command that writes a run directory holds this until it
+    /// ends, so that two never append to one file. The operating system releases it however
+    /// the process ends.
+    pub fn lock(&self) -> Result<hierarag_fs::Lock, hierarag_fs::LockError> {
+        std::fs::create_dir_all(&self.root).map_err(|source| hierarag_fs::LockError::Io {
+            path: self.root.clone(),
+            source,
+        })?;
+        hierarag_fs::Lock::acquire(&self.lock_file(), &self.root)
     }
 
     pub fn manifest(&self) -> PathBuf {

@@ -174,7 +174,7 @@ impl std::error::Error for DifferentPlan {}
 pub fn design(args: &DesignOptions, taxonomy: &Taxonomy) -> anyhow::Result<Design> {
     let (config, config_name) = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = hierarag_fs::read_text(path)
                 .with_context(|| format!("{}: cannot read", path.display()))?;
             let name = path.display().to_string();
             let config = DesignConfig::from_toml_str(&text, &name)?.unwrap_or_default();

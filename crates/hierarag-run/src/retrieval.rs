@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use hierarag_assets::WheelSource;
 use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_index::{Bm25Index, BuildOptions, Hit, Level};
-use hierarag_metrics::{Evaluation, Qrels, Run, evaluate};
+use hierarag_metrics::{EvalOptions, Evaluation, Qrels, Run, TruncatedGrades, evaluate_with};
 
 use crate::reporter::Reporter;
 
@@ -140,11 +140,28 @@ fn open(path: &Path) -> anyhow::Result<BufReader<std::fs::File>> {
     Ok(BufReader::new(file))
 }
 
-/// Reads qrels and run files and evaluates them.
-pub fn evaluate_files(qrels: &Path, run: &Path) -> anyhow::Result<Evaluation> {
-    let qrels = Qrels::from_reader(open(qrels)?, &qrels.display().to_string())?;
+/// A run evaluated from files, with what the qrels reader accepted but the user should hear
+/// about.
+#[derive(Debug)]
+pub struct FileEvaluation {
+    pub evaluation: Evaluation,
+    /// Grades of the qrels file that were not integers and were truncated as trec_eval
+    /// truncates them (the warning names the file and the first line).
+    pub truncated_grades: Option<TruncatedGrades>,
+}
+
+/// Reads qrels and run files as trec_eval 10 reads them and evaluates them with `options`.
+pub fn evaluate_files(
+    qrels: &Path,
+    run: &Path,
+    options: &EvalOptions,
+) -> anyhow::Result<FileEvaluation> {
+    let qrels = Qrels::parse(open(qrels)?, &qrels.display().to_string())?;
     let run = Run::from_reader(open(run)?, &run.display().to_string())?;
-    Ok(evaluate(&qrels, &run))
+    Ok(FileEvaluation {
+        evaluation: evaluate_with(&qrels.qrels, &run, options),
+        truncated_grades: qrels.truncated_grades,
+    })
 }
 
 /// What the retrieval smoke test found.
@@ -190,7 +207,7 @@ pub fn smoke(out: &Path, k: usize, reporter: &dyn Reporter) -> anyhow::Result<Sm
         tag: "hierarag-bm25".into(),
     };
     retrieve(&index, &queries, &settings, &run_path, reporter)?;
-    let evaluation = evaluate_files(&qrels_path, &run_path)?;
+    let evaluation = evaluate_files(&qrels_path, &run_path, &EvalOptions::default())?.evaluation;
     let bytes = serde_json::to_string_pretty(&evaluation)? + "\n";
     hierarag_pipeline::write_atomic(&out.join("eval.json"), bytes.as_bytes())?;
     Ok(SmokeOutcome { index, evaluation })

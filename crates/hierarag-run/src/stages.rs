@@ -592,6 +592,8 @@ pub fn answer_with_command(
             log: log.clone(),
             timeout: std::time::Duration::from_secs_f64(command.timeout_s),
             max_restarts: command.max_restarts,
+            max_reply_bytes: command.max_reply_bytes,
+            max_log_bytes: command.max_log_bytes,
         })?;
         let answers = crate::systems::CommandAnswers {
             name,
@@ -661,6 +663,13 @@ pub fn answer_with_http(
         index,
     } = SystemStage::start(benchmark_path, index_dir, name, system)?;
     let root = system.root();
+    // One latency line per answered question: lines of questions whose answer was never
+    // written (a pass that stopped between the two, on a full disk say) go, since the
+    // question is asked again.
+    let answered = hierarag_pipeline::Journal::open(&system.answers(), "id")?
+        .done()
+        .clone();
+    hierarag_pipeline::retain_records(&root.join("latency.jsonl"), "id", &answered)?;
     let runtime = runtime()?;
     let (outcome, usage, quantiles) = runtime.block_on(async {
         let service = hierarag_systems::HttpSystem::new(hierarag_systems::HttpSettings {
@@ -670,6 +679,7 @@ pub fn answer_with_http(
             body: http.body.clone(),
             mapping: http.mapping(),
             client: http.client_settings(run.root(), name),
+            max_reply_bytes: http.max_reply_bytes,
         })
         .with_context(|| format!("[system {name}]"))?;
         let answers = crate::systems::HttpAnswers::new(

@@ -76,6 +76,26 @@ pub fn systems_of_run(run: &RunDir) -> anyhow::Result<Vec<(String, SystemDir)>> 
     Ok(systems)
 }
 
+/// [`systems_of_run`], and the `[[system]]`s of `config` that the run's manifest does not list
+/// (answered by `hierarag answer --config C` into a run that `hierarag run` did not make), in
+/// the config's order; the implicit system is left out when it has no answers and the config
+/// names systems.
+pub fn systems_of_run_and_config(
+    run: &RunDir,
+    config: &RunConfig,
+) -> anyhow::Result<Vec<(String, SystemDir)>> {
+    let mut systems = systems_of_run(run)?;
+    if !config.systems.is_empty() {
+        systems.retain(|(_, dir)| dir.root() != run.root() || dir.answers().exists());
+        for system in &config.systems {
+            if !systems.iter().any(|(name, _)| *name == system.name) {
+                systems.push((system.name.clone(), run.system(&system.name)));
+            }
+        }
+    }
+    Ok(systems)
+}
+
 /// The file that marks `systems/<name>/` as a system added to a run after it was made:
 /// `{"name", "kind"}` (kind `python` for a function's answers).
 pub const ADDED_SYSTEM: &str = "system.json";
@@ -286,8 +306,8 @@ pub(crate) fn read_json_records(
     path: &Path,
     format: AnswerFileFormat,
 ) -> anyhow::Result<Vec<(usize, Map<String, Value>)>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let text =
+        hierarag_fs::read_text(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let trimmed = text.trim_start();
     let whole_json = format == AnswerFileFormat::Ragchecker
@@ -685,6 +705,7 @@ fn answer_record(
         },
         doc_ids_found,
         no_documents,
+        contexts: row.contexts.clone(),
     }
 }
 

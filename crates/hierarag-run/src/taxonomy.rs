@@ -13,8 +13,8 @@ pub fn load(path: Option<&Path>) -> anyhow::Result<Taxonomy> {
     let Some(path) = path else {
         return Ok(Taxonomy::default_taxonomy());
     };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let text =
+        hierarag_fs::read_text(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let name = path.display().to_string();
     let is_json = path
         .extension()

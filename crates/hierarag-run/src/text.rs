@@ -1,6 +1,7 @@
 //! Text metrics of any prediction/reference pairs (`hierarag eval text`): ROUGE-1, sentence
 //! BLEU and the MiniLM cosine (CS, as `hierarag evaluate` scores it) per pair, their means, and
-//! corpus BLEU, from a JSONL file read strictly.
+//! corpus BLEU, from a JSONL file read strictly. A pair may have several references; each metric
+//! then does what its reference package does with several (see [`evaluate`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -16,7 +17,8 @@ use serde_json::Value;
 #[derive(Debug)]
 pub struct TextPair {
     pub id: String,
-    pub reference: String,
+    /// The reference answers, at least one (the `reference` field, or each of `references`).
+    pub references: Vec<String>,
     pub prediction: String,
 }
 
@@ -55,6 +57,11 @@ pub struct TextEvaluation {
 /// ROUGE-1 and sentence BLEU of every pair with the tokenizers of `language`
 /// ([`TextTokenizers::for_language`]), their means, and corpus BLEU; with `cs` (one per pair,
 /// from [`cosine_similarities`]) CS and its mean too.
+///
+/// With several references, each metric does what its reference package does: ROUGE-1 is the
+/// score against the reference with the best F-measure (rouge-score's `score_multi`), sentence
+/// and corpus BLEU count n-grams against all references at once (sacrebleu with several
+/// reference streams), and CS is the highest cosine over the references.
 pub fn evaluate(pairs: &[TextPair], cs: Option<&[f64]>, language: Language) -> TextEvaluation {
     let tokenizers = TextTokenizers::for_language(language);
     let scores: Vec<PairScores> = pairs
@@ -62,9 +69,9 @@ pub fn evaluate(pairs: &[TextPair], cs: Option<&[f64]>, language: Language) -> T
         .enumerate()
         .map(|(i, pair)| PairScores {
             id: pair.id.clone(),
-            rouge1: tokenizers.rouge1(&pair.reference, &pair.prediction),
+            rouge1: tokenizers.rouge1_multi(&pair.references, &pair.prediction),
             bleu: tokenizers
-                .sentence_bleu(&pair.prediction, &[&pair.reference])
+                .sentence_bleu(&pair.prediction, &pair.references)
                 .score,
             cs: cs.map(|cs| cs[i]),
         })
@@ -81,19 +88,25 @@ pub fn evaluate(pairs: &[TextPair], cs: Option<&[f64]>, language: Language) -> T
         cs: cs.map(|cs| cs.iter().sum::<f64>() / n_pairs),
     };
     let predictions: Vec<&str> = pairs.iter().map(|pair| pair.prediction.as_str()).collect();
-    let references: Vec<&str> = pairs.iter().map(|pair| pair.reference.as_str()).collect();
+    let references: Vec<&[String]> = pairs
+        .iter()
+        .map(|pair| pair.references.as_slice())
+        .collect();
     TextEvaluation {
         language,
         tokenizers,
         pairs: scores,
         mean,
-        corpus_bleu: tokenizers.corpus_bleu(&predictions, &references).score,
+        corpus_bleu: tokenizers
+            .corpus_bleu_multi(&predictions, &references)
+            .score,
     }
 }
 
 /// The CS of every pair as `hierarag evaluate` scores an answer: the cosine of the
 /// prediction's and the reference's embeddings by `embeddings` (a run config's [embeddings];
-/// the embedded MiniLM by default, fetched on first use), without a response cache.
+/// the embedded MiniLM by default, fetched on first use), without a response cache; with
+/// several references, the highest of their cosines.
 pub fn cosine_similarities(
     pairs: &[TextPair],
     embeddings: &EmbeddingsConfig,
@@ -102,21 +115,38 @@ pub fn cosine_similarities(
     let mut config = embeddings.clone();
     config.cache = CacheSetting::Off;
     let embedder = crate::models::embedder(&config, Path::new("."), reporter)?;
+    // Each pair's prediction, then its references, one after the other.
     let texts: Vec<String> = pairs
         .iter()
-        .flat_map(|pair| [pair.prediction.clone(), pair.reference.clone()])
+        .flat_map(|pair| std::iter::once(&pair.prediction).chain(&pair.references))
+        .cloned()
         .collect();
     let vectors = crate::stages::runtime()?
         .block_on(embedder.embed(&texts))
         .context("embedding the pairs")?;
-    Ok(vectors
-        .chunks(2)
-        .map(|two| hierarag_pipeline::cosine(&two[0], &two[1]) + 0.0)
+    let mut vectors = vectors.iter();
+    Ok(pairs
+        .iter()
+        .map(|pair| {
+            let prediction = vectors.next().expect("one vector per text");
+            let best = pair
+                .references
+                .iter()
+                .map(|_| {
+                    let reference = vectors.next().expect("one vector per text");
+                    hierarag_pipeline::cosine(prediction, reference)
+                })
+                .reduce(f64::max)
+                .expect("read_pairs gives every pair a reference");
+            best + 0.0
+        })
         .collect())
 }
 
 /// Reads the pairs file, refusing anything a user could have meant differently: lines that are
 /// not UTF-8 or not JSON objects, missing or non-string fields, repeated ids and empty files.
+/// The references are the string `reference` or the array of strings `references` (at least
+/// one); a line with both, or with neither, is refused.
 pub fn read_pairs(path: &Path) -> anyhow::Result<Vec<TextPair>> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let mut pairs = Vec::new();
@@ -144,7 +174,8 @@ pub fn read_pairs(path: &Path) -> anyhow::Result<Vec<TextPair>> {
             .map_err(|error| anyhow::anyhow!("{}: not valid JSON: {error}", at()))?;
         let Value::Object(record) = record else {
             bail!(
-                "{}: expected a JSON object with fields id, reference and prediction, found {}",
+                "{}: expected a JSON object with fields id, reference (or references) and \
+                 prediction, found {}",
                 at(),
                 json_kind(&record)
             );
@@ -160,9 +191,40 @@ pub fn read_pairs(path: &Path) -> anyhow::Result<Vec<TextPair>> {
                 None => bail!("{}, field `{name}`: missing", at()),
             }
         };
+        let id = field("id")?;
+        let references = match (record.get("reference"), record.get("references")) {
+            (Some(_), Some(_)) => bail!(
+                "{}: fields `reference` and `references` both given; keep one (`references` \
+                 holds every reference of the pair)",
+                at()
+            ),
+            (None, Some(Value::Array(items))) if items.is_empty() => bail!(
+                "{}, field `references`: empty; give at least one reference",
+                at()
+            ),
+            (None, Some(Value::Array(items))) => items
+                .iter()
+                .enumerate()
+                .map(|(item_idx, item)| match item {
+                    Value::String(text) => Ok(text.clone()),
+                    other => bail!(
+                        "{}, field `references`, item {}: expected a string, found {}",
+                        at(),
+                        item_idx + 1,
+                        json_kind(other)
+                    ),
+                })
+                .collect::<anyhow::Result<Vec<String>>>()?,
+            (None, Some(other)) => bail!(
+                "{}, field `references`: expected an array of strings, found {}",
+                at(),
+                json_kind(other)
+            ),
+            (_, None) => vec![field("reference")?],
+        };
         let pair = TextPair {
-            id: field("id")?,
-            reference: field("reference")?,
+            id,
+            references,
             prediction: field("prediction")?,
         };
         if let Some(first_line) = first_line_of_id.insert(pair.id.clone(), line_no) {
@@ -176,8 +238,8 @@ pub fn read_pairs(path: &Path) -> anyhow::Result<Vec<TextPair>> {
     }
     if pairs.is_empty() {
         bail!(
-            "{}: no pairs (expected one JSON object with fields id, reference and prediction per \
-             line)",
+            "{}: no pairs (expected one JSON object with fields id, reference (or references) and \
+             prediction per line)",
             path.display()
         );
     }

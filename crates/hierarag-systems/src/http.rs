@@ -1,6 +1,8 @@
 //! A RAG service behind HTTP (docs/design.md, "Systems"): a question put into a JSON body
 //! template, the answer and contexts read from the reply by JSON Pointers. The calls themselves
-//! are [`hierarag_llm::JsonClient`]'s, with the LLM layer's limit, retries, cache and usage.
+//! are [`hierarag_llm::JsonClient`]'s, with the LLM layer's limit, retries, cache and usage, a
+//! bound on a reply's size, redirects kept to the service's origin and header values kept out
+//! of every error.
 
 use std::sync::Arc;
 
@@ -41,6 +43,9 @@ pub struct HttpSettings {
     pub body: Value,
     pub mapping: ReplyMapping,
     pub client: ClientSettings,
+    /// The longest reply read, in bytes ([`crate::DEFAULT_MAX_REPLY_BYTES`] unless configured):
+    /// a longer one fails its question, read no further and not cached.
+    pub max_reply_bytes: usize,
 }
 
 /// The service's answer to one question, and how it was obtained.
@@ -68,6 +73,7 @@ impl HttpSystem {
             &settings.url,
             &settings.headers,
             &settings.client,
+            settings.max_reply_bytes,
         )?;
         Ok(HttpSystem {
             client,
@@ -77,7 +83,9 @@ impl HttpSystem {
     }
 
     /// Asks one question. A reply that does not fit the mapping is [`LlmError::Reply`], naming
-    /// the pointer and showing the start of the reply. The request, the reading of its reply
+    /// the pointer and showing the start of the reply; one over the size limit, or a redirect
+    /// to another origin, is [`LlmError::Call`] naming the limit or the origin. No error holds
+    /// a header value. The request, the reading of its reply
     /// and its caching run as a task of their own (on a multi-threaded runtime, beside the
     /// caller's other questions: many replies that arrive together are read in parallel); it
     /// is stopped if this future is dropped.

@@ -417,19 +417,32 @@ pub enum EvalCommand {
     /// queries in the qrels without any result count as 0.
     Retrieval(EvalRetrievalArgs),
     /// ROUGE-1 F, sentence BLEU (and corpus BLEU) and CS (MiniLM cosine) of predictions
-    /// against references: `{id, reference, prediction}` JSONL lines in, per-pair and mean
-    /// scores out.
+    /// against references: `{id, reference, prediction}` JSONL lines in (or `references`, a
+    /// list, for several), per-pair and mean scores out.
     Text(EvalTextArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct EvalRetrievalArgs {
-    /// Qrels file (`qid iter docid rel`).
+    /// Qrels file (`qid iter docid rel`), read as trec_eval 10 reads it: lines starting with `#`
+    /// are comments, and a grade that is not an integer is truncated to the integer it starts
+    /// with (`1.5` is 1), with a warning naming the file and the first such line.
     #[arg(long, value_name = "FILE")]
     pub qrels: PathBuf,
-    /// Run file (`qid Q0 docid rank score tag`).
+    /// Run file (`qid Q0 docid rank score tag`); lines starting with `#` are comments.
     #[arg(long, value_name = "FILE")]
     pub run: PathBuf,
+    /// The lowest grade that makes a judged document relevant, as trec_eval's `-l`: it decides
+    /// AP, R@10 and RR; nDCG@10 always takes the grades themselves as gains. 0 makes every
+    /// judged document with a grade of 0 or more relevant (unjudged ones never are).
+    #[arg(
+        long,
+        short = 'l',
+        value_name = "N",
+        default_value_t = hierarag_metrics::RELEVANCE_LEVEL,
+        value_parser = clap::value_parser!(i32).range(0..)
+    )]
+    pub relevance_level: i32,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -1261,7 +1274,10 @@ Example line of --pairs:
 pub struct EvalTextArgs {
     /// JSONL file of pairs, one JSON object per line with the string fields `id` (unique),
     /// `reference` (the reference answer) and `prediction` (the generated answer); other fields
-    /// are ignored and blank lines skipped.
+    /// are ignored and blank lines skipped. In place of `reference`, `references` (an array of
+    /// strings) gives a pair several references: ROUGE-1 is then the score against the one with
+    /// the best F (rouge-score's score_multi), sentence and corpus BLEU count n-grams against
+    /// all of them (sacrebleu with several reference streams), and CS is the highest cosine.
     #[arg(long, value_name = "FILE")]
     pub pairs: PathBuf,
     /// Print JSON instead of a table: `{"pairs": [{id, rouge1: {precision, recall, fmeasure},

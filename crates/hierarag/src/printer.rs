@@ -66,6 +66,10 @@ fn is_internal(cause: &(dyn std::error::Error + 'static)) -> Option<bool> {
     if cause.is::<hierarag_corpus::CorpusError>() {
         return Some(false);
     }
+    if let Some(error) = cause.downcast_ref::<hierarag_fs::LockError>() {
+        // Another process holding the run directory is the user's doing.
+        return Some(matches!(error, hierarag_fs::LockError::Io { .. }));
+    }
     if let Some(error) = cause.downcast_ref::<IndexError>() {
         return match error {
             IndexError::Tantivy(_) | IndexError::Io { .. } => Some(true),
@@ -103,7 +107,11 @@ fn is_internal(cause: &(dyn std::error::Error + 'static)) -> Option<bool> {
         ));
     }
     if let Some(error) = cause.downcast_ref::<std::io::Error>() {
-        return Some(error.kind() != std::io::ErrorKind::NotFound);
+        // A missing file or one that is not text is the input's fault.
+        return Some(!matches!(
+            error.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
+        ));
     }
     None
 }
@@ -192,6 +200,16 @@ pub fn snippet(text: &str, width: usize) -> String {
 }
 
 /// Exit code 0 when everything went through, 1 when items failed or a stage stopped.
+/// The result of printing data to stdout, with a reader that went away (a closed pipe) taken
+/// as success, so that the command's exit status does not depend on whether stdout stayed
+/// open.
+pub fn printed(result: anyhow::Result<()>) -> anyhow::Result<()> {
+    match result {
+        Err(error) if is_broken_pipe(&error) => Ok(()),
+        result => result,
+    }
+}
+
 pub fn exit_for(ok: bool) -> ExitCode {
     if ok {
         ExitCode::SUCCESS

@@ -1,11 +1,13 @@
 //! [`JsonClient`] against the scripted server: the LLM clients' retries, timeouts and broken
 //! bodies, the cache keyed by URL and body, headers that reach the server and nothing else, and
-//! a reply the reader refuses, which is neither retried nor cached.
+//! a reply the reader refuses, which is neither retried nor cached; what a service cannot do to
+//! the client (issue 42): a reply over the limit or one that never ends, a redirect to another
+//! origin, a header value echoed back into an error.
 
 use std::time::Duration;
 
 use crate::support::{MockServer, Reply};
-use hierarag_llm::{ClientSettings, JsonClient, LlmError, RetryPolicy};
+use hierarag_llm::{ClientSettings, DEFAULT_MAX_REPLY_BYTES, JsonClient, LlmError, RetryPolicy};
 use serde_json::{Value, json};
 
 /// The fault tests' settings, with `cache`.
@@ -21,7 +23,14 @@ fn client(server: &MockServer, settings: &ClientSettings) -> JsonClient {
         "Authorization".to_string(),
         "Bearer s3cret-token".to_string(),
     )];
-    JsonClient::new("prod", &format!("{}/ask", server.root), &headers, settings).unwrap()
+    JsonClient::new(
+        "prod",
+        &format!("{}/ask", server.root),
+        &headers,
+        settings,
+        DEFAULT_MAX_REPLY_BYTES,
+    )
+    .unwrap()
 }
 
 fn answer(reply: &Value) -> Result<String, String> {
@@ -176,7 +185,14 @@ fn bad_urls_and_headers_are_config_errors_naming_the_field() {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let error = JsonClient::new("prod", url, &headers, &settings(None)).unwrap_err();
+        let error = JsonClient::new(
+            "prod",
+            url,
+            &headers,
+            &settings(None),
+            DEFAULT_MAX_REPLY_BYTES,
+        )
+        .unwrap_err();
         let LlmError::Config(config) = &error else {
             panic!("{error:?}")
         };
@@ -187,4 +203,166 @@ fn bad_urls_and_headers_are_config_errors_naming_the_field() {
             "the value is not quoted"
         );
     }
+}
+
+/// A client of `server`'s `/ask` with a header holding a secret and a reply limit of `limit`.
+fn limited_client(server: &MockServer, limit: usize, settings: &ClientSettings) -> JsonClient {
+    let headers = [
+        ("X-Api-Key".to_string(), "k3y-4c1d-e9f0-s3cret".to_string()),
+        (
+            "Authorization".to_string(),
+            "Bearer t0ken-77aa-s3cret".to_string(),
+        ),
+    ];
+    JsonClient::new(
+        "prod",
+        &format!("{}/ask", server.root),
+        &headers,
+        settings,
+        limit,
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_reply_over_the_limit_fails_at_once_unread_and_is_not_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.sqlite");
+    let big = json!({"answer": "x".repeat(5000)}).to_string();
+    let server = MockServer::start(vec![
+        Reply::Text {
+            status: 200,
+            body: big.clone(),
+        },
+        Reply::Chunked { body: big },
+    ])
+    .await;
+    let client = limited_client(&server, 1000, &settings(Some(cache.clone())));
+    for expected in [
+        "the reply declares 5013 bytes, over the limit of 1000 bytes (max_reply_bytes)",
+        "the reply is longer than the limit of 1000 bytes (max_reply_bytes)",
+    ] {
+        let error = client
+            .post(&json!({"query": "hi"}), answer)
+            .await
+            .unwrap_err();
+        let LlmError::Call {
+            attempts, gave_up, ..
+        } = &error
+        else {
+            panic!("{error:?}")
+        };
+        assert_eq!((*attempts, *gave_up), (1, false), "not retried: {error}");
+        assert!(error.to_string().contains(expected), "{error}");
+    }
+    assert_eq!(server.count(), 2);
+    // A reply within the limit is read and cached; the others were not.
+    let reply = client.post(&json!({"query": "hi"}), answer).await.unwrap();
+    assert_eq!(reply.value, "echo: hi");
+    drop(client);
+    assert!(
+        std::fs::metadata(&cache).unwrap().len() < 100_000,
+        "no large reply in the cache"
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_never_ends_stops_at_the_limit() {
+    let server = MockServer::start(vec![Reply::Endless]).await;
+    let client = limited_client(&server, 1 << 20, &settings(None));
+    let error = client
+        .post(&json!({"query": "hi"}), answer)
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("longer than the limit of 1048576 bytes"),
+        "{error}"
+    );
+    assert_eq!(server.count(), 1, "not retried");
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_not_followed_and_one_within_it_is() {
+    let elsewhere = MockServer::start(Vec::new()).await;
+    let server = MockServer::start(vec![
+        Reply::json(307, json!({})).with_header("location", &format!("{}/ask", elsewhere.root)),
+        Reply::json(308, json!({})).with_header("location", "/ask?moved=1"),
+    ])
+    .await;
+    let client = limited_client(&server, DEFAULT_MAX_REPLY_BYTES, &settings(None));
+    let error = client
+        .post(&json!({"query": "hi"}), answer)
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains(&format!(
+            "HTTP 307 Temporary Redirect to another origin, {}: not followed",
+            elsewhere.root
+        )),
+        "{text}"
+    );
+    assert!(
+        matches!(error, LlmError::Call { attempts: 1, .. }),
+        "{error:?}"
+    );
+    assert_eq!(elsewhere.count(), 0, "nothing reached the other origin");
+    // Within the origin a redirect is followed, with the headers and the body.
+    let reply = client.post(&json!({"query": "ho"}), answer).await.unwrap();
+    assert_eq!(reply.value, "echo: ho");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[2].path, "/ask");
+    assert_eq!(requests[2].headers["x-api-key"], "k3y-4c1d-e9f0-s3cret");
+    assert_eq!(requests[2].body, json!({"query": "ho"}));
+}
+
+#[tokio::test]
+async fn no_error_holds_a_header_value_even_when_the_service_echoes_it() {
+    let echoed = "got X-Api-Key k3y-4c1d-e9f0-s3cret and Bearer t0ken-77aa-s3cret";
+    let server = MockServer::start(vec![
+        Reply::json(400, json!({"error": echoed})),
+        Reply::json(500, json!({"error": echoed})),
+        Reply::json(200, json!({"result": echoed})),
+        Reply::Text {
+            status: 200,
+            body: format!("<html>{echoed}</html>"),
+        },
+        Reply::json(401, json!({"error": "t0ken-77aa-s3cret is not valid"})),
+    ])
+    .await;
+    // One attempt each, so that each request meets its own scripted reply.
+    let once = ClientSettings {
+        retry: RetryPolicy {
+            max_attempts: 1,
+            ..settings(None).retry
+        },
+        ..settings(None)
+    };
+    let client = limited_client(&server, DEFAULT_MAX_REPLY_BYTES, &once);
+    let mut errors = Vec::new();
+    for query in ["a", "b", "c", "d", "e"] {
+        let error = client
+            .post(&json!({ "query": query }), |reply| {
+                Err::<(), _>(format!("no /answer in {reply}"))
+            })
+            .await
+            .unwrap_err();
+        errors.push(error.to_string());
+    }
+    errors.push(client.refusal().unwrap().to_string());
+    errors.extend(client.usage().failure_reasons.into_keys());
+    for error in &errors {
+        assert!(!error.contains("s3cret"), "{error}");
+    }
+    assert!(
+        errors[0].contains("got X-Api-Key [redacted] and [redacted]"),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().all(|e| e.contains("[redacted]")),
+        "{errors:?}"
+    );
 }

@@ -31,6 +31,10 @@ pub enum Reply {
     Truncated,
     /// The connection is closed before any reply.
     Hangup,
+    /// Status 200 and `body` sent chunked, without a `Content-Length`.
+    Chunked { body: String },
+    /// Status 200, `{"answer": "` and then `x` for ever, without a `Content-Length`.
+    Endless,
 }
 
 impl Reply {
@@ -242,6 +246,33 @@ async fn respond(mut reply: Reply) -> Response {
                     .status(StatusCode::OK)
                     .header("content-type", "application/json")
                     .body(Body::from_stream(chunks))
+                    .unwrap();
+            }
+            Reply::Chunked { body } => {
+                let halves = body.split_at(body.len() / 2);
+                let chunks = futures_util::stream::iter([
+                    Ok::<_, std::io::Error>(Bytes::from(halves.0.to_string())),
+                    Ok(Bytes::from(halves.1.to_string())),
+                ]);
+                return Response::builder()
+                    .status(StatusCode::OK)
+                    .header("content-type", "application/json")
+                    .body(Body::from_stream(chunks))
+                    .unwrap();
+            }
+            Reply::Endless => {
+                let head = futures_util::stream::iter([Ok::<_, std::io::Error>(
+                    Bytes::from_static(br#"{"answer": ""#),
+                )]);
+                let tail = futures_util::stream::repeat_with(|| {
+                    Ok::<_, std::io::Error>(Bytes::from(vec![b'x'; 64 * 1024]))
+                });
+                return Response::builder()
+                    .status(StatusCode::OK)
+                    .header("content-type", "application/json")
+                    .body(Body::from_stream(futures_util::StreamExt::chain(
+                        head, tail,
+                    )))
                     .unwrap();
             }
             Reply::Hangup => {

@@ -466,7 +466,8 @@ pub fn sentence_bleu_with<R: AsRef<str>>(
 /// The statistics of [`sentence_bleu`] (matches, totals, lengths) are summed over all segments
 /// before one score is computed, so this is not the mean of sentence BLEU. Without effective
 /// order, a corpus with no 4-gram at all (every prediction shorter than four tokens) scores 0.
-/// An empty corpus scores 0 (sacrebleu raises).
+/// An empty corpus scores 0 (sacrebleu raises). For several references per prediction, see
+/// [`corpus_bleu_multi`].
 ///
 /// # Panics
 ///
@@ -502,11 +503,78 @@ pub fn corpus_bleu_with<P: AsRef<str>, R: AsRef<str>>(
         references.len(),
         "corpus_bleu needs one reference per prediction"
     );
+    let references: Vec<&[R]> = references.iter().map(std::slice::from_ref).collect();
+    corpus_bleu_multi_with(predictions, &references, tokenizer)
+}
+
+/// Corpus BLEU of `predictions` against several references each, equal to `sacrebleu` 2.6.0's
+/// multi-reference `sacrebleu.corpus_bleu(predictions, [references_1, references_2, ...])` with
+/// its defaults.
+///
+/// `references[i]` holds the references of `predictions[i]` (segment by segment, where sacrebleu
+/// takes one stream per reference), and segments may have different numbers of them, as
+/// sacrebleu allows by padding its streams with `None`. Each segment's statistics are those of
+/// [`sentence_bleu`] against all its references: an n-gram's matches are clipped by its highest
+/// count in any one reference (not the sum over references), and the reference length is that
+/// of the reference closest in length to the prediction, the shorter on a tie. They are summed
+/// over the corpus before one score is computed, as [`corpus_bleu`] does, which this equals when
+/// every segment has one reference. A segment without any reference adds no reference length
+/// and no match (sacrebleu would add -1 to the length).
+///
+/// # Panics
+///
+/// When `predictions` and `references` differ in length.
+///
+/// ```
+/// use hierarag_metrics::{corpus_bleu, corpus_bleu_multi};
+///
+/// let predictions = ["the cat sat on the mat", "a dog barked"];
+/// let references = [
+///     vec!["the cat sat on the mat"],
+///     vec!["the dog barked loudly", "a dog barked at night"],
+/// ];
+/// let multi = corpus_bleu_multi(&predictions, &references);
+/// // The second reference of the second segment matches more n-grams.
+/// let single = corpus_bleu(&predictions, &["the cat sat on the mat", "the dog barked loudly"]);
+/// assert!(multi.score > single.score);
+/// // Lengths 3 against 4 and 5: the closest is 4.
+/// assert_eq!((multi.sys_len, multi.ref_len), (9, 10));
+/// ```
+pub fn corpus_bleu_multi<P, Rs, R>(predictions: &[P], references: &[Rs]) -> BleuScore
+where
+    P: AsRef<str>,
+    Rs: AsRef<[R]>,
+    R: AsRef<str>,
+{
+    corpus_bleu_multi_with(predictions, references, BleuTokenizer::Thirteen)
+}
+
+/// [`corpus_bleu_multi`] with another of sacrebleu's tokenizers: equal to
+/// `sacrebleu.corpus_bleu(predictions, [references_1, ...], tokenize=tokenizer.name())`.
+///
+/// # Panics
+///
+/// When `predictions` and `references` differ in length.
+pub fn corpus_bleu_multi_with<P, Rs, R>(
+    predictions: &[P],
+    references: &[Rs],
+    tokenizer: BleuTokenizer,
+) -> BleuScore
+where
+    P: AsRef<str>,
+    Rs: AsRef<[R]>,
+    R: AsRef<str>,
+{
+    assert_eq!(
+        predictions.len(),
+        references.len(),
+        "corpus_bleu_multi needs one list of references per prediction"
+    );
     let mut statistics = BleuStatistics::default();
-    for (prediction, reference) in predictions.iter().zip(references) {
+    for (prediction, segment_references) in predictions.iter().zip(references) {
         statistics.add(&BleuStatistics::of_segment(
             prediction.as_ref(),
-            std::slice::from_ref(reference),
+            segment_references.as_ref(),
             tokenizer,
         ));
     }

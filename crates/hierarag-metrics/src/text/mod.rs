@@ -5,7 +5,9 @@
 //! - [`rouge1`] matches `rouge-score` 0.1.2
 //!   (`RougeScorer(['rouge1'], use_stemmer=False).score(reference, prediction)['rouge1']`);
 //! - [`sentence_bleu`] and [`corpus_bleu`] match `sacrebleu` 2.6.0 (`sacrebleu.sentence_bleu` /
-//!   `sacrebleu.corpus_bleu` with their defaults: 13a tokenizer, case-sensitive, exp smoothing).
+//!   `sacrebleu.corpus_bleu` with their defaults: 13a tokenizer, case-sensitive, exp smoothing),
+//!   also with several references per prediction ([`corpus_bleu_multi`]);
+//! - [`rouge1_multi`] matches rouge-score's `score_multi` (the best of several references).
 //!
 //! `tests/text_oracle.rs` checks all three against values the packages computed on a committed
 //! fixture of real and adversarial text (`scripts/oracles/text_metrics_oracle.py`).
@@ -17,10 +19,14 @@ mod rouge;
 mod tests;
 
 pub use bleu::{
-    BLEU_MAX_ORDER, BleuScore, BleuTokenizer, corpus_bleu, corpus_bleu_with, is_sacrebleu_chinese,
-    sentence_bleu, sentence_bleu_with, tokenize_13a, tokenize_char, tokenize_zh,
+    BLEU_MAX_ORDER, BleuScore, BleuTokenizer, corpus_bleu, corpus_bleu_multi,
+    corpus_bleu_multi_with, corpus_bleu_with, is_sacrebleu_chinese, sentence_bleu,
+    sentence_bleu_with, tokenize_13a, tokenize_char, tokenize_zh,
 };
-pub use rouge::{RougeScore, RougeTokenizer, rouge_tokenize, rouge1, rouge1_with};
+pub use rouge::{
+    RougeScore, RougeTokenizer, rouge_tokenize, rouge1, rouge1_multi, rouge1_multi_with,
+    rouge1_with,
+};
 
 use hierarag_lang::{Language, Segmentation};
 use serde::{Deserialize, Serialize};
@@ -78,6 +84,21 @@ impl TextTokenizers {
         references: &[R],
     ) -> BleuScore {
         corpus_bleu_with(predictions, references, self.bleu)
+    }
+
+    /// ROUGE-1 against the best of several references ([`rouge1_multi`]).
+    pub fn rouge1_multi<R: AsRef<str>>(&self, references: &[R], prediction: &str) -> RougeScore {
+        rouge1_multi_with(references, prediction, self.rouge1)
+    }
+
+    /// Corpus BLEU with several references per prediction ([`corpus_bleu_multi`]).
+    pub fn corpus_bleu_multi<P, Rs, R>(&self, predictions: &[P], references: &[Rs]) -> BleuScore
+    where
+        P: AsRef<str>,
+        Rs: AsRef<[R]>,
+        R: AsRef<str>,
+    {
+        corpus_bleu_multi_with(predictions, references, self.bleu)
     }
 }
 

@@ -131,6 +131,37 @@ pub fn rouge1_with(reference: &str, prediction: &str, tokenizer: RougeTokenizer)
     }
 }
 
+/// ROUGE-1 of `prediction` against several references, equal to rouge-score 0.1.2's
+/// `RougeScorer(['rouge1'], use_stemmer=False).score_multi(references, prediction)['rouge1']`:
+/// the score against the reference with the highest F-measure, the first of them on a tie
+/// (numpy's `argmax`). No reference scores 0 (rouge-score raises).
+///
+/// ```
+/// use hierarag_metrics::{rouge1, rouge1_multi};
+///
+/// let best = rouge1_multi(&["a dog", "the cat sat"], "the cat sat down");
+/// assert_eq!(best, rouge1("the cat sat", "the cat sat down"));
+/// ```
+pub fn rouge1_multi<R: AsRef<str>>(references: &[R], prediction: &str) -> RougeScore {
+    rouge1_multi_with(references, prediction, RougeTokenizer::RougeScore)
+}
+
+/// [`rouge1_multi`] over the tokens of another [`RougeTokenizer`].
+pub fn rouge1_multi_with<R: AsRef<str>>(
+    references: &[R],
+    prediction: &str,
+    tokenizer: RougeTokenizer,
+) -> RougeScore {
+    let mut best: Option<RougeScore> = None;
+    for reference in references {
+        let score = rouge1_with(reference.as_ref(), prediction, tokenizer);
+        if best.is_none_or(|best| score.fmeasure > best.fmeasure) {
+            best = Some(score);
+        }
+    }
+    best.unwrap_or_default()
+}
+
 /// `rouge_score.scoring.fmeasure`, with its order of operations.
 fn fmeasure(precision: f64, recall: f64) -> f64 {
     if precision + recall > 0.0 {

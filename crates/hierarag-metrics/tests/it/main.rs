@@ -4,3 +4,4 @@ mod multilingual_oracle;
 mod properties;
 mod pytrec_eval_oracle;
 mod text_oracle;
+mod trec_eval_files;

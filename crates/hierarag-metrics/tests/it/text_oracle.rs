@@ -1,6 +1,9 @@
 //! Oracle test: ROUGE-1 and BLEU equal `rouge-score` 0.1.2's and `sacrebleu` 2.6.0's on a
 //! committed fixture of 331 answer/reference pairs from the Wikipedia sample and adversarial text.
 //!
+//! Also corpus BLEU with several references per prediction (and ROUGE-1 against the best of
+//! them) on small corpora the same script builds from those pairs and by hand.
+//!
 //! The fixture and the expected values are written by `scripts/oracles/text_metrics_oracle.py`
 //! (see its header to regenerate them); this test needs no Python. ROUGE-1 must agree to 1e-12
 //! and BLEU to 1e-9, and every integer statistic of BLEU (lengths, matches, totals) exactly.
@@ -12,7 +15,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use hierarag_metrics::{BleuScore, RougeScore, corpus_bleu, rouge1, sentence_bleu};
+use hierarag_metrics::{
+    BleuScore, BleuTokenizer, RougeScore, corpus_bleu, corpus_bleu_multi_with, rouge1,
+    rouge1_multi, sentence_bleu,
+};
 use serde::Deserialize;
 
 const ROUGE_TOLERANCE: f64 = 1e-12;
@@ -45,6 +51,7 @@ struct Expected {
     pairs: BTreeMap<String, ExpectedPair>,
     corpus_bleu: BTreeMap<String, ExpectedCorpus>,
     multi_reference_bleu: Vec<ExpectedMultiReference>,
+    multi_reference_corpus_bleu: Vec<ExpectedMultiReferenceCorpus>,
 }
 
 #[derive(Deserialize)]
@@ -64,6 +71,19 @@ struct ExpectedMultiReference {
     prediction: String,
     references: Vec<String>,
     bleu: BleuScore,
+}
+
+/// A corpus with several references per prediction: `references[i]` are those of
+/// `predictions[i]`; `rouge1[i]` is rouge-score's `score_multi` of segment i (English corpora).
+#[derive(Deserialize)]
+struct ExpectedMultiReferenceCorpus {
+    name: String,
+    tokenize: BleuTokenizer,
+    predictions: Vec<String>,
+    references: Vec<Vec<String>>,
+    bleu: BleuScore,
+    #[serde(default)]
+    rouge1: Vec<RougeScore>,
 }
 
 fn data_path(name: &str) -> PathBuf {
@@ -263,4 +283,54 @@ fn corpus_bleu_equals_sacrebleu_on_all_pairs_and_each_kind() {
         mismatches.check_bleu(&format!("corpus {name}"), &got, &corpus.bleu);
     }
     mismatches.assert_none("sacrebleu.corpus_bleu");
+}
+
+#[test]
+fn multi_reference_corpus_bleu_equals_sacrebleu() {
+    let expected = read_expected();
+    let corpora = &expected.multi_reference_corpus_bleu;
+    // The cases of the oracle script: its sentence cases, two corpora of pairs (two references
+    // each, one to four each), closest-length ties, clipping, and the zh and char tokenizers.
+    assert_eq!(corpora.len(), 7);
+    assert!(
+        corpora
+            .iter()
+            .any(|corpus| corpus.references.iter().any(|refs| refs.len() == 1))
+            && corpora
+                .iter()
+                .any(|corpus| corpus.references.iter().any(|refs| refs.len() >= 3)),
+        "the corpora must mix numbers of references per segment"
+    );
+    let mut mismatches = Mismatches::default();
+    for corpus in corpora {
+        let got = corpus_bleu_multi_with(&corpus.predictions, &corpus.references, corpus.tokenize);
+        mismatches.check_bleu(&format!("corpus {}", corpus.name), &got, &corpus.bleu);
+    }
+    mismatches.assert_none("sacrebleu.corpus_bleu with several references");
+}
+
+#[test]
+fn rouge1_with_several_references_equals_rouge_score_score_multi() {
+    let expected = read_expected();
+    let mut n_segments = 0;
+    let mut mismatches = Mismatches::default();
+    for corpus in &expected.multi_reference_corpus_bleu {
+        for (segment_idx, want) in corpus.rouge1.iter().enumerate() {
+            let case = format!("{} segment {segment_idx}", corpus.name);
+            let got = rouge1_multi(
+                &corpus.references[segment_idx],
+                &corpus.predictions[segment_idx],
+            );
+            for (field, got, want) in [
+                ("precision", got.precision, want.precision),
+                ("recall", got.recall, want.recall),
+                ("fmeasure", got.fmeasure, want.fmeasure),
+            ] {
+                mismatches.check_float(&case, field, got, want, ROUGE_TOLERANCE);
+            }
+            n_segments += 1;
+        }
+    }
+    assert_eq!(n_segments, 15 + 40 + 40 + 4 + 2);
+    mismatches.assert_none("rouge-score's score_multi");
 }

@@ -16,6 +16,12 @@ use crate::tables;
 
 pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = args.dir.as_deref().map(RunDir::new);
+    // One writer per run directory; a missing one is left for the command to name.
+    let _lock = run
+        .as_ref()
+        .filter(|run| run.root().is_dir())
+        .map(RunDir::lock)
+        .transpose()?;
     // The system analysed: --system, else the run's first (the implicit one without
     // [[system]]); a named system's analysis goes to its own folder.
     let system = match (&run, &args.system) {

@@ -171,6 +171,9 @@ fn run_serve(args: &ServeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     check_address(SocketAddr::new(args.host, args.port), &options)?;
     let path = RunDir::new(&args.dir).annotations();
     let store = Store::open(&path)?;
+    // Held while serving, from before the links are printed: sampling again over the store
+    // would lose every rating saved after.
+    let _lock = hierarag_annotate::lock_store(&path)?;
     for name in &args.annotators {
         store
             .add_annotator(name)

@@ -33,6 +33,7 @@ pub fn run(args: &CompareArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| first.root().to_path_buf());
+    let _lock = RunDir::new(&out).lock()?;
     let path = hierarag_run::compare::write(&comparison, &out)?;
     if args.json {
         let mut stdout = std::io::stdout().lock();

@@ -3,13 +3,22 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use hierarag_metrics::{Evaluation, QueryMetrics};
+use hierarag_metrics::{EvalOptions, Evaluation, QueryMetrics, RELEVANCE_LEVEL};
+use hierarag_run::Reporter as _;
 use hierarag_run::retrieval::evaluate_files;
 
 use crate::cli::EvalRetrievalArgs;
+use crate::printer::Printer;
 
-pub fn run(args: &EvalRetrievalArgs) -> anyhow::Result<ExitCode> {
-    let evaluation = evaluate_files(&args.qrels, &args.run)?;
+pub fn run(args: &EvalRetrievalArgs, printer: Printer) -> anyhow::Result<ExitCode> {
+    let options = EvalOptions {
+        relevance_level: args.relevance_level,
+    };
+    let files = evaluate_files(&args.qrels, &args.run, &options)?;
+    if let Some(truncated) = &files.truncated_grades {
+        printer.warn(&truncated.to_string());
+    }
+    let evaluation = files.evaluation;
     let mut out = std::io::stdout().lock();
     if args.json {
         if args.mean_only {
@@ -26,6 +35,14 @@ pub fn run(args: &EvalRetrievalArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
     } else {
         print_table(&mut out, &evaluation, !args.mean_only)?;
+        if args.relevance_level != RELEVANCE_LEVEL {
+            writeln!(
+                out,
+                "relevance level {0}: a judged grade of {0} or more is relevant (nDCG@10 weighs \
+                 every grade)",
+                args.relevance_level
+            )?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

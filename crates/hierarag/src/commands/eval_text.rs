@@ -13,9 +13,12 @@ use crate::printer::Printer;
 
 pub fn run(args: &EvalTextArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let pairs = read_pairs(&args.pairs)?;
-    let texts = pairs
-        .iter()
-        .flat_map(|pair| [pair.reference.as_str(), pair.prediction.as_str()]);
+    let texts = pairs.iter().flat_map(|pair| {
+        pair.references
+            .iter()
+            .chain([&pair.prediction])
+            .map(String::as_str)
+    });
     if let Some(mismatch) = check_texts(args.language, texts) {
         printer.warn(&format!("{}: {mismatch}", args.pairs.display()));
     }

@@ -41,26 +41,11 @@ pub fn run(args: &ImportBenchmarkArgs, printer: Printer) -> anyhow::Result<ExitC
         skip_bad_rows: args.on_error == OnError::Skip,
         overwrite: args.overwrite,
     };
-    let imported = hierarag_run::import::import(&RunDir::new(&args.run), &request)?;
-    println!(
-        "{} questions imported from {} ({})",
-        imported.written,
-        args.input.display(),
-        format.as_str()
-    );
-    for (dimension, categories) in &imported.dimensions {
-        let list: Vec<String> = categories
-            .iter()
-            .map(|(name, n)| format!("{name} {n}"))
-            .collect();
-        println!("  {dimension}: {}", list.join(", "));
-    }
-    if imported.dimensions.is_empty() {
-        println!(
-            "  no categories: the analysis needs a dimension (--dimension FIELD, or `hierarag \
-tag`)"
-        );
-    }
+    let run = RunDir::new(&args.run);
+    let _lock = run.lock()?;
+    let imported = hierarag_run::import::import(&run, &request)?;
+    // A closed stdout cuts the summary short; it is no failure.
+    crate::printer::printed(print_summary(&imported, &args.input, format))?;
     if imported.contexts_found + imported.contexts_missed > 0 {
         printer.note(&format!(
             "reference contexts found in the index: {} of {}",
@@ -99,4 +84,36 @@ tag`)"
         imported.taxonomy.display()
     ));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The imported count and each dimension's categories, on stdout.
+fn print_summary(
+    imported: &hierarag_run::import::Imported,
+    input: &std::path::Path,
+    format: ImportFormat,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{} questions imported from {} ({})",
+        imported.written,
+        input.display(),
+        format.as_str()
+    )?;
+    for (dimension, categories) in &imported.dimensions {
+        let list: Vec<String> = categories
+            .iter()
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        writeln!(out, "  {dimension}: {}", list.join(", "))?;
+    }
+    if imported.dimensions.is_empty() {
+        writeln!(
+            out,
+            "  no categories: the analysis needs a dimension (--dimension FIELD, or `hierarag \
+tag`)"
+        )?;
+    }
+    Ok(())
 }

@@ -14,6 +14,8 @@ use crate::settings::judge_config;
 
 pub fn run(args: &JudgeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = RunDir::new(&args.dir);
+    // One writer per run directory; a missing one is left for the command to name.
+    let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
     let config = judge_config(args, &run, &printer)?;
     // (answers file, the folder its judgements and scores are in, the system's label)
     let mut todo: Vec<(std::path::PathBuf, SystemDir, Option<String>)> = Vec::new();
@@ -24,7 +26,7 @@ pub fn run(args: &JudgeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
             .unwrap_or(Path::new("."));
         todo.push((answers.clone(), SystemDir::at(parent), None));
     } else if !args.benchmark_only {
-        let systems = hierarag_run::systems::systems_of_run(&run)?;
+        let systems = hierarag_run::systems::systems_of_run_and_config(&run, &config)?;
         let named = systems.len() > 1 || systems.iter().any(|(_, dir)| dir.root() != run.root());
         if let Some(names) = &args.systems
             && let Some(unknown) = names.iter().find(|n| !systems.iter().any(|(s, _)| s == *n))

@@ -38,7 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Index(args) => index::run(&args, printer),
         Command::Search(args) => search::run(&args),
         Command::Retrieve(args) => retrieve::run(&args, printer),
-        Command::Eval(EvalCommand::Retrieval(args)) => eval::run(&args),
+        Command::Eval(EvalCommand::Retrieval(args)) => eval::run(&args, printer),
         Command::Eval(EvalCommand::Text(args)) => eval_text::run(&args, printer),
         Command::Data(DataCommand::Fetch(args)) => data::run(&args, printer),
         Command::Models(command) => models::run(&command, printer),

@@ -11,6 +11,8 @@ use crate::printer::Printer;
 
 pub fn run(args: &ReportArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = RunDir::new(&args.dir);
+    // One writer per run directory; a missing one is left for the command to name.
+    let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
     let path = run.analysis();
     let bytes = std::fs::read(&path).with_context(|| {
         format!(

@@ -14,6 +14,7 @@ pub fn run(args: &RunArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.dir {
         config.run.dir = dir.clone();
     }
+    let _lock = hierarag_run::RunDir::new(&config.run.dir).lock()?;
     let options = RunOptions {
         config_path: args.config.clone(),
         reconfigure: args.reconfigure,
@@ -28,13 +29,17 @@ pub fn run(args: &RunArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
-    tables::run_summary(&outcome)?;
-    if let Some(analysis) = &outcome.analysis {
-        tables::recommendations(analysis)?;
-    }
+    let code = crate::printer::exit_for(outcome.ok());
+    let printed = tables::run_summary(&outcome).and_then(|()| match &outcome.analysis {
+        Some(analysis) => tables::recommendations(analysis),
+        None => Ok(()),
+    });
+    // `hierarag run … | head` closes stdout: the summary is cut short, the exit status is
+    // still the run's.
+    crate::printer::printed(printed)?;
     if let Some(html) = &outcome.report_html {
         use hierarag_run::Reporter;
         printer.note(&format!("report: {}", html.display()));
     }
-    Ok(crate::printer::exit_for(outcome.ok()))
+    Ok(code)
 }

@@ -14,6 +14,7 @@ pub fn generate(args: &GenerateArgs, printer: Printer) -> anyhow::Result<ExitCod
     let config = generate_config(args)?;
     let spec = hierarag_run::corpus::resolve(&corpus_spec(&args.corpus), &printer)?;
     let run = RunDir::new(out_dir(args.out.as_deref(), &args.plan));
+    let _lock = run.lock()?;
     let outcome = stages::generate(
         &config,
         &run,
@@ -43,6 +44,7 @@ pub fn answer(args: &AnswerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let config = answer_config(args)?;
     let out = out_dir(args.out.as_deref(), &args.benchmark);
     let run = RunDir::new(&out);
+    let _lock = run.lock()?;
     let systems: Vec<SystemConfig> = match &args.system {
         Some(name) => vec![
             config
@@ -71,6 +73,7 @@ pub fn answer(args: &AnswerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         ],
         None => config.answering_systems(),
     };
+    config.check_systems()?;
     let mut ok = true;
     for system_config in &systems {
         let name = &system_config.name;
@@ -126,6 +129,7 @@ pub fn evaluate(args: &EvaluateArgs, printer: Printer) -> anyhow::Result<ExitCod
     let config = model_config(args.config.as_deref())?;
     let out = out_dir(args.out.as_deref(), &args.answers);
     let (run, system) = (RunDir::new(&out), SystemDir::at(&out));
+    let _lock = run.lock()?;
     let outcome = stages::evaluate(
         &config,
         &run,

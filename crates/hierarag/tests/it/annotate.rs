@@ -444,3 +444,49 @@ fn commands_on_a_run_without_a_store_say_to_sample_first() {
         );
     }
 }
+
+#[test]
+fn annotate_sample_overwrite_while_serve_runs_is_refused_and_the_ratings_kept() {
+    use std::io::BufRead;
+    let root = tempfile::tempdir().unwrap();
+    let dir = write_run(root.path(), true);
+    ok(&hierarag(&["sample", "--n", "10", "--seed", "3"], &dir));
+    let mut serve = Command::cargo_bin("hierarag").unwrap();
+    let mut server = serve
+        .env_remove("RUST_LOG")
+        .args(["annotate", "serve"])
+        .arg(&dir)
+        .args(["--port", "0", "--annotator", "alice"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The link on stdout comes once the server holds the store.
+    let mut link = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut link)
+        .unwrap();
+    assert!(link.starts_with("alice\thttp://"), "{link}");
+    let before = store(&dir).items().unwrap();
+
+    let err = failed(&hierarag(
+        &["sample", "--n", "10", "--seed", "4", "--overwrite"],
+        &dir,
+    ));
+    assert!(
+        err.contains(&format!("in use by process {} (", server.id())),
+        "{err}"
+    );
+    assert!(err.contains("annotate serve"), "{err}");
+    assert_eq!(store(&dir).items().unwrap(), before);
+    assert_eq!(store(&dir).annotators().unwrap().len(), 1);
+
+    // Once the server is gone (killed, not asked), sampling again goes through.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    ok(&hierarag(
+        &["sample", "--n", "10", "--seed", "4", "--overwrite"],
+        &dir,
+    ));
+    assert_ne!(store(&dir).items().unwrap(), before);
+}

@@ -1706,6 +1706,104 @@ fn eval_retrieval_names_file_line_and_field_of_malformed_input() {
     assert!(stderr.contains("no-such.qrels"), "{stderr}");
 }
 
+/// [`QRELS`] and [`RUN`] as trec_eval 10 also writes them (issue 42, point 7): comment lines in
+/// both, and d3's grade 2 written as `2.5`, which trec_eval truncates to 2.
+const QRELS_WITH_COMMENTS_AND_FLOATS: &str = "\
+# judged by two assessors
+q1 0 d1 1
+q1 0 d3 2.5
+q1 0 d9 1
+q1 0 d2 0
+q2 0 d5 1
+q3 0 d7 1
+";
+
+const RUN_WITH_COMMENTS: &str = "\
+# BM25, k1 = 0.9
+q1 Q0 d1 1 9.0 test
+q1 Q0 d2 2 8.0 test
+q1 Q0 d3 3 7.0 test
+q1 Q0 d4 4 6.0 test
+  # ties below
+q2 Q0 d5 1 5.0 test
+q2 Q0 d6 2 5.0 test
+q4 Q0 d1 1 1.0 test
+";
+
+#[test]
+fn eval_retrieval_relevance_level_and_trec_eval_10_inputs() {
+    let sandbox = Sandbox::new();
+    let qrels = sandbox.write("qrels.txt", QRELS_WITH_COMMENTS_AND_FLOATS);
+    let run = sandbox.write("run.trec", RUN_WITH_COMMENTS);
+    let plain_qrels = sandbox.write("plain.qrels", QRELS);
+    let plain_run = sandbox.write("plain.trec", RUN);
+    let eval_json = |qrels: &Path, run: &Path, extra: &[&str]| {
+        let (stdout, stderr) = ok(sandbox
+            .cmd()
+            .args(["eval", "retrieval", "--json", "--qrels"])
+            .arg(qrels)
+            .arg("--run")
+            .arg(run)
+            .args(extra));
+        (
+            serde_json::from_str::<Value>(&stdout).expect("JSON"),
+            stderr,
+        )
+    };
+
+    // The comments are skipped and 2.5 is read as 2, with a warning naming the file and line:
+    // the same numbers as the plain files.
+    let (eval, stderr) = eval_json(&qrels, &run, &[]);
+    assert_contains_all(
+        &stderr,
+        &[
+            "qrels.txt line 3",
+            "field `rel`",
+            "`2.5`",
+            "read as 2",
+            "trec_eval",
+        ],
+    );
+    let (plain, plain_stderr) = eval_json(&plain_qrels, &plain_run, &[]);
+    assert!(!plain_stderr.contains("read as"), "{plain_stderr}");
+    assert_eq!(eval, plain);
+
+    // -l 2 (trec_eval's flag): only d3 (grade 2) is relevant for q1, nothing for q2.
+    //   q1: ranking d1 d2 d3 d4, d3 at rank 3: AP = (1/3) / 1, R@10 = 1, RR = 1/3.
+    //   q2: AP = R@10 = RR = 0; q3 is absent: 0.
+    //   nDCG@10 takes the grades as gains whatever the level: as at level 1.
+    let (level_2, _) = eval_json(&qrels, &run, &["-l", "2"]);
+    let q1 = &level_2["per_query"]["q1"];
+    assert_close(&q1["ap"], 1.0 / 3.0, "q1 AP at level 2");
+    assert_close(&q1["recall_10"], 1.0, "q1 R@10 at level 2");
+    assert_close(&q1["recip_rank"], 1.0 / 3.0, "q1 RR at level 2");
+    let q2 = &level_2["per_query"]["q2"];
+    for measure in ["ap", "recall_10", "recip_rank"] {
+        assert_close(&q2[measure], 0.0, &format!("q2 {measure} at level 2"));
+    }
+    for query in ["q1", "q2", "q3"] {
+        assert_eq!(
+            level_2["per_query"][query]["ndcg_cut_10"], eval["per_query"][query]["ndcg_cut_10"],
+            "{query} nDCG@10 does not depend on the level"
+        );
+    }
+    assert_close(&level_2["mean"]["ap"], 1.0 / 9.0, "mean AP at level 2");
+    let (long_flag, _) = eval_json(&qrels, &run, &["--relevance-level", "2"]);
+    assert_eq!(long_flag, level_2);
+
+    // The table says which level it used.
+    let (stdout, _) = ok(sandbox
+        .cmd()
+        .args(["eval", "retrieval", "-l", "2", "--mean-only", "--qrels"])
+        .arg(&qrels)
+        .arg("--run")
+        .arg(&run));
+    assert_contains_all(&stdout, &["relevance level 2", "0.1111"]);
+
+    let (help, _) = ok(sandbox.cmd().args(["eval", "retrieval", "--help"]));
+    assert_contains_all(&help, &["-l, --relevance-level <N>", "trec_eval"]);
+}
+
 #[test]
 fn retrieve_then_eval_scores_a_perfect_run_as_one() {
     let sandbox = Sandbox::new();

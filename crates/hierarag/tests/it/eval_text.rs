@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{BIN, assert_close};
 use assert_cmd::Command;
-use hierarag_metrics::{corpus_bleu, rouge1, sentence_bleu};
+use hierarag_metrics::{corpus_bleu, corpus_bleu_multi, rouge1, rouge1_multi, sentence_bleu};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -236,6 +236,131 @@ fn table_lists_every_pair_the_mean_and_corpus_bleu() {
         "{stdout}"
     );
     assert!(lines[PAIRS.len() + 3].starts_with("6 pairs;"), "{stdout}");
+}
+
+#[test]
+fn eval_text_takes_several_references_per_pair() {
+    // Two pairs with `references`, one with a single `reference`, as one file may mix them.
+    let cases: [(&str, &[&str], &str); 3] = [
+        (
+            "two",
+            &[
+                "Methanol acquired the name wood alcohol because it was once produced through \
+                 destructive distillation of wood.",
+                "Methanol is called wood alcohol since it was made by distilling wood.",
+            ],
+            "Methanol is called wood alcohol since it was once made by destructive distillation \
+             of wood.",
+        ),
+        (
+            "three",
+            &[
+                "Karst is a topography formed from the dissolution of soluble rocks.",
+                "",
+                "Karst forms where limestone and dolomite dissolve.",
+            ],
+            "Karst is a topography formed by limestone and dolomite dissolving.",
+        ),
+        (
+            "one",
+            &["Tokyo is the capital of Japan."],
+            "The capital of Japan is Tokyo.",
+        ),
+    ];
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("pairs.jsonl");
+    let mut lines = String::new();
+    for (id, references, prediction) in cases {
+        let line = match references {
+            [reference] => json!({"id": id, "reference": reference, "prediction": prediction}),
+            _ => json!({"id": id, "references": references, "prediction": prediction}),
+        };
+        lines.push_str(&format!("{line}\n"));
+    }
+    std::fs::write(&path, lines).unwrap();
+    let output = eval_text(&path).arg("--json").assert().success();
+    let result: Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+
+    // ROUGE-1 against the best reference (rouge-score's score_multi), BLEU against all of them
+    // (sacrebleu's several references), in the sentence and over the corpus.
+    for (row, (id, references, prediction)) in result["pairs"].as_array().unwrap().iter().zip(cases)
+    {
+        let rouge = rouge1_multi(references, prediction);
+        assert_close(
+            &row["rouge1"]["fmeasure"],
+            rouge.fmeasure,
+            &format!("{id} F"),
+        );
+        assert_close(&row["rouge1"]["recall"], rouge.recall, &format!("{id} R"));
+        let bleu = sentence_bleu(prediction, references).score;
+        assert_close(&row["bleu"], bleu, &format!("{id} BLEU"));
+    }
+    let predictions: Vec<&str> = cases.iter().map(|case| case.2).collect();
+    let references: Vec<&[&str]> = cases.iter().map(|case| case.1).collect();
+    let corpus = corpus_bleu_multi(&predictions, &references).score;
+    assert_close(
+        &result["corpus_bleu"],
+        corpus,
+        "multi-reference corpus BLEU",
+    );
+    // The second reference of "two" matters: with the first alone every score is lower.
+    let first_only: Vec<&str> = cases.iter().map(|case| case.1[0]).collect();
+    assert!(corpus > corpus_bleu(&predictions, &first_only).score);
+    assert!(
+        result["pairs"][0]["rouge1"]["fmeasure"].as_f64().unwrap()
+            >= rouge1(cases[0].1[0], cases[0].2).fmeasure
+    );
+
+    // `references` with one item is `reference`.
+    let single = dir.path().join("single.jsonl");
+    std::fs::write(
+        &single,
+        json!({"id": "one", "references": [cases[2].1[0]], "prediction": cases[2].2}).to_string(),
+    )
+    .unwrap();
+    let output = eval_text(&single).arg("--json").assert().success();
+    let single: Value = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    assert_eq!(single["pairs"][0], result["pairs"][2]);
+
+    // Malformed references name the file, line and field.
+    let both = r#"{"id": "b", "reference": "x", "references": ["x"], "prediction": "y"}"#;
+    let empty = r#"{"id": "b", "references": [], "prediction": "y"}"#;
+    let not_strings = r#"{"id": "b", "references": ["x", 7], "prediction": "y"}"#;
+    let not_array = r#"{"id": "b", "references": "x", "prediction": "y"}"#;
+    for (line, fragments) in [
+        (both, &["both given"][..]),
+        (empty, &["field `references`", "empty"][..]),
+        (
+            not_strings,
+            &[
+                "field `references`, item 2",
+                "expected a string, found a number `7`",
+            ][..],
+        ),
+        (
+            not_array,
+            &[
+                "field `references`",
+                "expected an array of strings, found a string",
+            ][..],
+        ),
+    ] {
+        let (stderr, path) = fails_with(format!("{GOOD_LINE}\n{line}\n").as_bytes());
+        assert!(stderr.contains(&format!("{path} line 2")), "{stderr}");
+        for fragment in fragments {
+            assert!(stderr.contains(fragment), "{fragment:?} in {stderr}");
+        }
+    }
+
+    let help = Command::new(BIN)
+        .args(["eval", "text", "--help"])
+        .assert()
+        .success();
+    let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    assert!(
+        help.contains("`references`") && help.contains("score_multi"),
+        "{help}"
+    );
 }
 
 /// Runs `eval text` on a file with `contents`; expects exit code 1 and returns stderr.

@@ -195,6 +195,7 @@ fn answer_record(
         },
         doc_ids_found: Vec::new(),
         no_documents: false,
+        contexts: Vec::new(),
     }
 }
 

@@ -1,7 +1,9 @@
 //! `[[system]]` with `kind = "http"` against a deterministic local service (Python's standard
 //! library, started by the test on 127.0.0.1): killed and resumed to the same bytes; faults
 //! retried or recorded and retried by a rerun; a reply that does not fit the mapping stopping
-//! the system; a bearer token that reaches the service and no file; config errors.
+//! the system; a bearer token that reaches the service and no file; config errors; and what a
+//! service cannot do to a run (issue 42): a reply over the limit or one that never ends, a
+//! redirect that would carry the headers elsewhere, a secret echoed back into a failure.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -14,8 +16,11 @@ use serde_json::{Value, json};
 /// A service answering `POST /ask` `{"query", "qid"}` with `{"answer", "sources": [{"text",
 /// "metadata": {"doc_id"}}]}` after a short random wait. `faults.json` (optional) maps a
 /// question id to the replies of its first requests: `429`, `500`, `slow`, `cut` (a body cut
-/// short), `garbage` (not JSON), `nofield` (no `answer`), then normal replies. Each request's
-/// id is appended to `requests.log`. With `EXPECT_TOKEN` set, a request without
+/// short), `garbage` (not JSON), `nofield` (no `answer`), `huge` (a reply of a million bytes),
+/// `endless` (a body that never ends), `redirect` (307 to `REDIRECT_TO`), `redirect-here` (307
+/// to this service), `echo400` / `echo500` / `echo-nofield` (the `X-Api-Key` received, echoed
+/// in an error or in a reply without `answer`), then normal replies. Each request's id is
+/// appended to `requests.log`. With `EXPECT_TOKEN` set, a request without
 /// `Authorization: Bearer <EXPECT_TOKEN>` gets 401. The port goes to `port`.
 const SERVICE: &str = r#"
 import json, os, random, sys, threading, time
@@ -54,11 +59,33 @@ class Handler(BaseHTTPRequestHandler):
             return
         if fault == "garbage":
             return self.send(200, b"<html>oops</html>")
+        if fault == "huge":
+            return self.send(200, json.dumps({"answer": "x" * 1000000}).encode())
+        if fault == "endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(b'{"answer": "')
+            chunk = b"x" * 65536
+            while True:
+                self.wfile.write(chunk)
+        if fault == "redirect":
+            return self.send(307, b"{}", [("Location", os.environ["REDIRECT_TO"])])
+        if fault == "redirect-here":
+            return self.send(307, b"{}", [("Location", "/ask?again=1")])
+        key = self.headers.get("X-Api-Key", "")
+        if fault == "echo400":
+            return self.send(400, json.dumps({"error": "key %s is not valid" % key}).encode())
+        if fault == "echo500":
+            return self.send(500, json.dumps({"error": "no quota for %s" % key}).encode())
         n = int(qid[1:]) % 7
         reply = {"answer": "answer to " + body["query"],
                  "sources": [{"text": "text of doc-%d" % n, "metadata": {"doc_id": "doc-%d" % n}}]}
         if fault == "nofield":
             reply = {"result": reply["answer"]}
+        if fault == "echo-nofield":
+            reply = {"result": "asked with key " + key}
         self.send(200, json.dumps(reply).encode())
     def send(self, status, data, headers=()):
         self.send_response(status)
@@ -94,10 +121,18 @@ impl Drop for Service {
 }
 
 fn start_service(root: &Path, token: Option<&str>) -> Service {
+    start_service_with(root, token, &[])
+}
+
+/// [`start_service`] with more environment variables.
+fn start_service_with(root: &Path, token: Option<&str>, env: &[(&str, &str)]) -> Service {
     let _ = std::fs::remove_file(root.join("port"));
     std::fs::write(root.join("service.py"), SERVICE).unwrap();
     let mut command = Command::new(python());
-    command.arg(root.join("service.py")).arg(root);
+    command
+        .arg(root.join("service.py"))
+        .arg(root)
+        .envs(env.iter().copied());
     match token {
         Some(token) => command.env("EXPECT_TOKEN", token),
         None => command.env_remove("EXPECT_TOKEN"),
@@ -428,6 +463,10 @@ fn http_config_errors_name_the_system_and_the_key() {
             "headers: X: `${` without its `}`",
         ),
         ("max_attempts = 0\n", "max_attempts: must be at least 1"),
+        (
+            "max_reply_bytes = 0\n",
+            "max_reply_bytes: must be at least 1",
+        ),
         ("retries = 3\n", "unknown field `retries`"),
     ];
     for (extra, expected) in cases {
@@ -444,4 +483,216 @@ fn http_config_errors_name_the_system_and_the_key() {
     let out = answer(root, root).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("url: \"ftp://127.0.0.1/ask\""), "{stderr}");
+}
+
+/// The failures file of system `prod` in `root`, as (question id, reason).
+fn failures(root: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(root.join("systems/prod/answer.failures.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let failure: Value = serde_json::from_str(line).unwrap();
+            (
+                failure["item_id"].as_str().unwrap().to_owned(),
+                failure["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn http_reply_over_the_limit_fails_naming_question_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_numbered_benchmark(root, 4);
+    std::fs::write(
+        root.join("faults.json"),
+        json!({"q002": ["huge"]}).to_string(),
+    )
+    .unwrap();
+    let service = start_service(root, None);
+    write_config(root, &service.url, "max_reply_bytes = 100000\n");
+    let out = answer(root, root).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let limit = "over the limit of 100000 bytes (max_reply_bytes)";
+    assert_eq!(failures(root).len(), 1, "{stderr}");
+    let (id, reason) = &failures(root)[0];
+    assert!(id == "q002" && reason.contains(limit), "{reason}");
+    assert!(
+        stderr.contains("q002") && stderr.contains(limit),
+        "{stderr}"
+    );
+    // Not retried, and stored nowhere: the answers and the cache hold the others only.
+    assert_eq!(requests(root).iter().filter(|id| *id == "q002").count(), 1);
+    assert_eq!(count_lines(&root.join("systems/prod/answers.jsonl")), 3);
+    for file in ["answers.jsonl", "http-cache.sqlite"] {
+        let size = root
+            .join("systems/prod")
+            .join(file)
+            .metadata()
+            .unwrap()
+            .len();
+        assert!(size < 100_000, "{file}: {size} bytes");
+    }
+    drop(service);
+}
+
+#[test]
+fn http_body_that_never_ends_stops_at_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_numbered_benchmark(root, 3);
+    std::fs::write(
+        root.join("faults.json"),
+        json!({"q001": ["endless"]}).to_string(),
+    )
+    .unwrap();
+    let service = start_service(root, None);
+    // The timeout is far off: the read stops at the limit, not at the timeout.
+    write_config(
+        root,
+        &service.url,
+        "max_reply_bytes = 2000000\ntimeout_s = 600\n",
+    );
+    let out = answer(root, root).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let failures = failures(root);
+    assert_eq!(failures.len(), 1, "{stderr}");
+    assert_eq!(failures[0].0, "q001");
+    assert!(
+        failures[0]
+            .1
+            .contains("longer than the limit of 2000000 bytes (max_reply_bytes)"),
+        "{}",
+        failures[0].1
+    );
+    assert_eq!(count_lines(&root.join("systems/prod/answers.jsonl")), 2);
+    drop(service);
+}
+
+#[test]
+fn cross_origin_redirect_does_not_carry_configured_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let elsewhere_root = root.join("elsewhere");
+    std::fs::create_dir(&elsewhere_root).unwrap();
+    let elsewhere = start_service(&elsewhere_root, None);
+    write_numbered_benchmark(root, 4);
+    std::fs::write(
+        root.join("faults.json"),
+        json!({"q001": ["redirect"], "q002": ["redirect-here"]}).to_string(),
+    )
+    .unwrap();
+    let token = "tok-9e1f-redirected-secret";
+    let service = start_service_with(root, Some(token), &[("REDIRECT_TO", &elsewhere.url)]);
+    write_config(
+        root,
+        &service.url,
+        "headers = { Authorization = \"Bearer ${RAG_TOKEN}\", X-Api-Key = \"${RAG_TOKEN}\" }\n",
+    );
+    let out = answer(root, root).env("RAG_TOKEN", token).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        requests(&elsewhere_root).is_empty(),
+        "a request went to the other origin"
+    );
+    let failures = failures(root);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    let origin = elsewhere.url.trim_end_matches("/ask");
+    assert_eq!(failures[0].0, "q001");
+    assert!(
+        failures[0].1.contains(&format!(
+            "HTTP 307 Temporary Redirect to another origin, {origin}: not followed"
+        )),
+        "{}",
+        failures[0].1
+    );
+    // Within the service's origin the redirect is followed, the token with it (the service
+    // refuses a request without it).
+    assert_eq!(requests(root).iter().filter(|id| *id == "q002").count(), 2);
+    assert_eq!(count_lines(&root.join("systems/prod/answers.jsonl")), 3);
+    drop((service, elsewhere));
+}
+
+#[test]
+fn failure_record_never_holds_a_configured_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_numbered_benchmark(root, 6);
+    std::fs::write(
+        root.join("faults.json"),
+        json!({
+            "q001": ["echo400"], "q002": ["echo500", "echo500"], "q004": ["echo-nofield"]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let service = start_service(root, None);
+    write_config(
+        root,
+        &service.url,
+        "headers = { X-Api-Key = \"${RAG_TOKEN}\" }\nmax_attempts = 2\n",
+    );
+    let token = "key-51c0-echoed-secret";
+    let out = answer(root, root).env("RAG_TOKEN", token).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains(token), "{stderr}");
+    assert!(
+        stderr.contains("key [redacted] is not valid")
+            && stderr.contains("asked with key [redacted]"),
+        "{stderr}"
+    );
+    let failures = failures(root);
+    let ids: Vec<&str> = failures.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["q001", "q002", "q004"], "{failures:?}");
+    assert!(
+        failures
+            .iter()
+            .all(|(_, reason)| reason.contains("[redacted]")),
+        "{failures:?}"
+    );
+    for entry in walk(root) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(token),
+            "the token is in {}",
+            entry.display()
+        );
+    }
+    drop(service);
+}
+
+#[test]
+fn latency_jsonl_keeps_one_line_per_question_after_an_answer_was_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_numbered_benchmark(root, 6);
+    let service = start_service(root, None);
+    write_config(root, &service.url, "");
+    let out = root.join("run");
+    let status = answer(root, &out).status().unwrap();
+    assert!(status.success());
+    // What a full disk left: the latency of the last two questions written, their answers
+    // not (the latency line comes first).
+    let answers = out.join("systems/prod/answers.jsonl");
+    let text = std::fs::read_to_string(&answers).unwrap();
+    let kept: Vec<&str> = text.lines().take(4).collect();
+    std::fs::write(&answers, format!("{}\n", kept.join("\n"))).unwrap();
+    let status = answer(root, &out).status().unwrap();
+    assert!(status.success());
+    assert_eq!(count_lines(&answers), 6);
+    let latency = std::fs::read_to_string(out.join("systems/prod/latency.jsonl")).unwrap();
+    let mut ids: Vec<String> = latency
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].to_string())
+        .collect();
+    assert_eq!(ids.len(), 6, "{latency}");
+    ids.dedup();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "{latency}");
 }

@@ -15,6 +15,7 @@ mod llm;
 mod plan;
 mod quickstart;
 mod quickstart_run;
+mod reliability;
 mod report;
 mod run;
 mod systems;

@@ -489,6 +489,18 @@ fn a_run_whose_llm_fails_some_calls_exits_1_naming_the_failed_items() {
     // Everything else went through.
     assert_eq!(lines(&run_dir.join("benchmark.jsonl")), 39);
     assert_eq!(lines(&run_dir.join("scores.jsonl")), 39);
+
+    // run_piped_into_a_closed_stdout_still_exits_1_with_failed_items (`hierarag run … | true`):
+    // the exit status does not depend on stdout staying open.
+    let mut child = hierarag()
+        .arg("run")
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
 }
 
 /// A server that refuses every request without the right key (as OpenAI does: HTTP 401 with
@@ -648,6 +660,50 @@ fn run_config_error(config: &str) -> String {
 
 const CONFIG_HEAD: &str =
     "[run]\ndir = \"{run}\"\nseed = 7\n\n[corpus]\ninputs = [\"{corpus}\"]\n\n";
+
+#[test]
+fn run_checks_every_system_before_any_stage_naming_file_and_line() {
+    let text = format!(
+        "{CONFIG_HEAD}[design]\nkind = \"rq1\"\n\n\
+[[system]]\nname = \"svc\"\nkind = \"http\"\nurl = \"http://127.0.0.1:9/ask\"\n\
+headers = {{ X-Api-Key = \"${{HIERARAG_TEST_UNSET_TOKEN}}\" }}\n\n\
+[[system]]\nname = \"made\"\nkind = \"file\"\npath = \"/nonexistent/answers.jsonl\"\n\
+format = \"ragas\"\n\n\
+[[system]]\nname = \"prog\"\nkind = \"command\"\ncommand = [\"hierarag-no-such-program\"]\n"
+    );
+    let line_of = |needle: &str| 1 + text.lines().position(|l| l == needle).unwrap();
+    // Nothing ran (`run_config_error` checks that no index was built), and every system's
+    // problem is named with the file and line of its table.
+    let stderr = run_config_error(&text);
+    // A table's place is its `[[system]]` line, the one before its name.
+    for (name, first_key, problem) in [
+        (
+            "svc",
+            "name = \"svc\"",
+            "HIERARAG_TEST_UNSET_TOKEN is not set",
+        ),
+        (
+            "made",
+            "name = \"made\"",
+            "/nonexistent/answers.jsonl: no such file",
+        ),
+        (
+            "prog",
+            "name = \"prog\"",
+            "\"hierarag-no-such-program\" not found on PATH",
+        ),
+    ] {
+        let place = format!(
+            "bad.toml: [system {name}] (line {}, column 1)",
+            line_of(first_key) - 1
+        );
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&place))
+            .unwrap_or_else(|| panic!("no line with {place:?}:\n{stderr}"));
+        assert!(line.contains(problem), "{line}");
+    }
+}
 
 #[test]
 fn config_errors_name_the_line_of_the_file_not_of_the_table() {

@@ -1,7 +1,7 @@
 //! `[[system]]` with `kind = "file"`: answers made elsewhere, in each format, matched to the
 //! benchmark by id or question text, written to `systems/<name>/`, and what did not match
-//! reported; with `kind = "command"`: a program over JSON lines, killed and resumed, and one
-//! that prints garbage and exits.
+//! reported; with `kind = "command"`: a program over JSON lines, killed and resumed, one
+//! that prints garbage and exits, and one that dies while a child it forked holds its stdout.
 
 use std::path::Path;
 use std::process::Command;
@@ -473,4 +473,102 @@ fn a_command_that_prints_garbage_and_exits_fails_its_questions_naming_why() {
     assert!(failures.contains("exit status: 4"), "{failures}");
     let log = std::fs::read_to_string(root.join("systems/bad/command.log")).unwrap();
     assert!(log.contains("is not an answer"), "{log}");
+}
+
+/// The first start answers one question, forks a child that holds its stdout for ten minutes
+/// (its pid in `held`) and exits; later starts fork a helper detached from their pipes (its pid
+/// in `helper-<start>`) and answer every question.
+const DIES_UNDER_A_CHILD: &str = r#"
+import json, os, sys, time
+here = os.path.dirname(os.path.abspath(__file__))
+starts = os.path.join(here, "starts")
+n = int(open(starts).read()) + 1 if os.path.exists(starts) else 1
+open(starts, "w").write(str(n))
+if n > 1:
+    helper = os.fork()
+    if helper == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        time.sleep(600)
+        os._exit(0)
+    open(os.path.join(here, "helper-%d" % n), "w").write(str(helper))
+for line in sys.stdin:
+    q = json.loads(line)
+    print(json.dumps({"id": q["id"], "answer": "answer to " + q["question"]}), flush=True)
+    if n == 1:
+        child = os.fork()
+        if child == 0:
+            time.sleep(600)
+            os._exit(0)
+        open(os.path.join(here, "held"), "w").write(str(child))
+        os._exit(3)
+"#;
+
+#[cfg(target_os = "linux")]
+#[test]
+fn command_program_exit_is_seen_while_a_child_holds_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_numbered_benchmark(root, 12);
+    std::fs::write(root.join("dies.py"), DIES_UNDER_A_CHILD).unwrap();
+    let python = std::env::var("HIERARAG_PYTHON").unwrap_or_else(|_| "python3".into());
+    // Were the exit seen only at the end of the program's stdout, the questions in flight when
+    // it exits would each wait out this timeout and fail.
+    let timeout = std::time::Duration::from_secs(30);
+    std::fs::write(
+        root.join("run.toml"),
+        format!(
+            "[[system]]\nname = \"dies\"\nkind = \"command\"\ncommand = [\"{python}\", \"{}\"]\nconcurrency = 4\ntimeout_s = {}\n",
+            root.join("dies.py").display(),
+            timeout.as_secs()
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = answer_command(root, root).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < timeout,
+        "a question waited out its timeout"
+    );
+    assert_eq!(
+        read_answers(&root.join("systems/dies/answers.jsonl")).len(),
+        12
+    );
+    assert!(stderr.contains("started again 1 time"), "{stderr}");
+    // The child that held the first start's stdout ended with it, and the second start's
+    // helper with hierarag.
+    for pid_file in ["held", "helper-2"] {
+        let pid: u32 = std::fs::read_to_string(root.join(pid_file))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(gone_within(pid), "{pid_file} ({pid}) outlived hierarag");
+    }
+}
+
+/// Whether process `pid` is gone (a zombie counts: it runs nothing, and reaping an orphan is
+/// its new parent's business) within ten seconds, as a signal is delivered asynchronously.
+#[cfg(target_os = "linux")]
+fn gone_within(pid: u32) -> bool {
+    let gone = || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            stat[stat.rfind(')').unwrap() + 1..]
+                .split_whitespace()
+                .next()
+                == Some("Z")
+        }
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if gone() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    gone()
 }
