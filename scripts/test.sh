@@ -53,14 +53,16 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
-# The Python package: built from this checkout with maturin (pip fetches maturin, pandas and
-# pytest from PyPI) into a virtual environment of its own, then its pytest suite. The dev
-# profile shares target/ with the cargo build above (a release wheel would compile every crate
-# again); `pip install .` on a user's machine builds the release profile.
+# The Python package: built from this checkout with maturin into a virtual environment of
+# its own, beside python/tests/requirements.txt (pandas, pytest, and the LangChain packages
+# whose chains the tests pass to `answer_with`; pip fetches them and maturin from PyPI), then
+# its pytest suite. The dev profile shares target/ with the cargo build above (a release
+# wheel would compile every crate again); `pip install .` on a user's machine builds the
+# release profile.
 echo "== python: pip install . (target/py-venv) and pytest python/tests"
 PYVENV=target/py-venv
 [ -x "$PYVENV/bin/python" ] || "$PYTHON" -m venv "$PYVENV"
-"$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check "pandas>=1.5" "pytest>=7"
+"$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check -r python/tests/requirements.txt
 CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile dev" \
   "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
   --force-reinstall .

@@ -7,68 +7,28 @@ from __future__ import annotations
 
 import asyncio
 import html
-import inspect
 import json
 import os
-import threading
+import warnings
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
 import pandas as pd
 
-from . import _native
+from . import _answering, _native
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: What an answering function returns: the answer, or a dict with ``answer`` and optionally
-#: ``contexts`` (texts, or dicts with ``doc_id`` and/or ``text``, best first).
-Reply = Union[str, Dict[str, Any]]
-AnswerFn = Callable[[str], Union[Reply, Awaitable[Reply]]]
-
-
-def _reply_json(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps({"answer": value})
-    if isinstance(value, dict):
-        if "answer" not in value:
-            raise ValueError(f"the reply has no 'answer' (keys: {', '.join(map(str, value))})")
-        return json.dumps({"answer": value["answer"], "contexts": value.get("contexts")})
-    raise TypeError(
-        f"the function returned {type(value).__name__}: return a str, or a dict with 'answer' "
-        "and optionally 'contexts'"
-    )
-
-
-class _Caller:
-    """The user's function as the compiled stage calls it, from several threads at once: a
-    coroutine function (or a function returning an awaitable) runs on one event loop of its
-    own, in a thread beside them."""
-
-    def __init__(self, fn: AnswerFn) -> None:
-        self.fn = fn
-        self.loop: Optional[asyncio.AbstractEventLoop] = None
-        self.lock = threading.Lock()
-
-    def _loop(self) -> asyncio.AbstractEventLoop:
-        with self.lock:
-            if self.loop is None:
-                self.loop = asyncio.new_event_loop()
-                threading.Thread(target=self.loop.run_forever, daemon=True).start()
-            return self.loop
-
-    def __call__(self, question: str, question_id: str) -> str:
-        value = self.fn(question)
-        if inspect.isawaitable(value):
-            value = asyncio.run_coroutine_threadsafe(_awaited(value), self._loop()).result()
-        return _reply_json(value)
-
-    def close(self) -> None:
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-
-
-async def _awaited(value: Awaitable[Reply]) -> Reply:
-    return await value
+#: ``contexts`` (texts, dicts with ``doc_id`` and/or ``text``, LangChain Documents or LlamaIndex
+#: nodes, best first); LangChain's messages and ``create_retrieval_chain`` output and
+#: LlamaIndex's ``Response`` are read too.
+Reply = Union[str, Dict[str, Any], Any]
+#: A function of the question (and, when it takes that keyword, ``question_id``), plain or
+#: async; or a LangChain Runnable or a LlamaIndex query engine, passed as it is.
+AnswerFn = Union[
+    Callable[..., Union[Reply, Awaitable[Reply]]], _answering.Runnable, _answering.QueryEngine
+]
 
 
 def _frame(path: Path, kind: str) -> pd.DataFrame:
@@ -298,24 +258,76 @@ class Run:
         concurrency: int = 8,
         evaluate: bool = True,
         quiet: bool = False,
+        id_key: str = _answering.DEFAULT_ID_KEY,
     ) -> Dict[str, int]:
         """Answers every question of the benchmark that ``system`` has not answered yet with
-        ``fn(question) -> str | dict(answer=..., contexts=[...])`` (a plain or an ``async``
-        function; a LangChain chain's ``invoke`` or a LlamaIndex query engine's ``query``
-        wrapped in one line), ``concurrency`` at a time, into ``systems/<system>/`` as a
-        system of the run. Resumable: a second call answers only what is missing, so a
-        question whose call raised (recorded in ``answer.failures.jsonl`` with the exception)
-        is tried again. Contexts given as texts are matched to the run's index to find their
-        documents. Then, with ``evaluate``, the answers are scored (``scores.jsonl``) with the
-        run's own config, so that ``analyze``, ``compare`` and ``report`` take the system in.
-        Returns the counts: ``items``, ``resumed`` (answered before), ``written``, ``failed``."""
-        caller = _Caller(fn)
-        try:
-            outcome = json.loads(
-                _native.answer_with(os.fspath(self.path), system, caller, concurrency, quiet)
+        ``fn``, ``concurrency`` at a time, into ``systems/<system>/`` as a system of the run.
+
+        ``fn`` is a function of the question returning a str or ``dict(answer=...,
+        contexts=[...])`` (plain or ``async``; it also gets ``question_id=`` when it takes that
+        keyword), or a LangChain Runnable (``ainvoke``/``invoke``, with the question, or a dict
+        of its one input field) or a LlamaIndex query engine (``aquery``/``query``) passed as it
+        is. LangChain's ``create_retrieval_chain`` output (``answer``, ``context``), messages,
+        ``Document`` contexts, and LlamaIndex's ``Response`` with its ``source_nodes`` are
+        read; a Document or node names its document by ``metadata[id_key]``, else its text is
+        matched to the run's index. Coroutines run on one event loop for the whole process, so
+        clients bound to it keep working from call to call.
+
+        The first ``concurrency`` questions are asked before the stage starts: when all of them
+        raise the same exception, it is raised here and nothing is recorded. Resumable: a
+        second call answers only what is missing, so a question whose call raised (recorded in
+        ``answer.failures.jsonl`` with the exception) is tried again. A warning says when no
+        reply had contexts (the system's retrieval metrics are then absent). With
+        ``evaluate``, the answers are scored (``scores.jsonl``) with the run's own config, so
+        that ``analyze``, ``compare`` and ``report`` take the system in. Returns the counts:
+        ``items``, ``resumed`` (answered before), ``written``, ``failed``. In code that runs
+        in an event loop already (Jupyter), ``await run.aanswer_with(...)``."""
+        return self._answer_with(
+            fn, system, concurrency, evaluate, quiet, id_key, _answering.process_loop()
+        )
+
+    async def aanswer_with(
+        self,
+        fn: AnswerFn,
+        system: str = "mine",
+        concurrency: int = 8,
+        evaluate: bool = True,
+        quiet: bool = False,
+        id_key: str = _answering.DEFAULT_ID_KEY,
+    ) -> Dict[str, int]:
+        """``answer_with``, awaitable: the stage runs in a worker thread and ``fn``'s
+        coroutines on the running loop, the caller's (a notebook's, say)."""
+        loop = asyncio.get_running_loop()
+        return await asyncio.to_thread(
+            self._answer_with, fn, system, concurrency, evaluate, quiet, id_key, loop
+        )
+
+    def _answer_with(
+        self,
+        fn: AnswerFn,
+        system: str,
+        concurrency: int,
+        evaluate: bool,
+        quiet: bool,
+        id_key: str,
+        loop: asyncio.AbstractEventLoop,
+    ) -> Dict[str, int]:
+        caller = _answering.Caller(_answering.target_of(fn), loop, id_key)
+        folder = self.path / "systems" / system
+        pending = _answering.unanswered(
+            os.fspath(self.path / "benchmark.jsonl"), os.fspath(folder / "answers.jsonl")
+        )
+        caller.probe(pending[: max(1, concurrency)])
+        outcome = json.loads(
+            _native.answer_with(os.fspath(self.path), system, caller, concurrency, quiet)
+        )
+        if caller.replies > 0 and caller.with_contexts == 0:
+            warnings.warn(
+                f"system {system!r}: no reply gave contexts, so its retrieval metrics are "
+                "absent; return them as 'contexts' (LangChain's 'context' and LlamaIndex's "
+                "source_nodes are read)",
+                stacklevel=3,
             )
-        finally:
-            caller.close()
         if evaluate:
             from ._stages import command
 

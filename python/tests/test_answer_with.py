@@ -94,9 +94,19 @@ def test_an_async_function_and_one_that_raises_for_some_questions(fresh_run):
     assert len(_jsonl(folder / "answers.jsonl")) == 8
 
 
-def test_a_reply_of_the_wrong_shape_is_a_recorded_failure(fresh_run):
-    outcome = fresh_run.answer_with(lambda q: 42, system="wrong", evaluate=False, quiet=True)
-    assert outcome["failed"] == 8
+def test_a_reply_of_the_wrong_shape_is_raised_before_the_stage_records_anything(fresh_run):
+    with pytest.raises(TypeError, match="the function returned int"):
+        fresh_run.answer_with(lambda q: 42, system="wrong", evaluate=False, quiet=True)
+    assert not (fresh_run.path / "systems" / "wrong").exists()
+    assert "wrong" not in fresh_run.systems
+
+
+def test_a_reply_of_the_wrong_shape_for_some_questions_is_a_recorded_failure(fresh_run):
+    def sometimes(question: str):
+        return 42 if "fact" in question else "an answer"
+
+    outcome = fresh_run.answer_with(sometimes, system="wrong", evaluate=False, quiet=True)
+    assert 0 < outcome["failed"] < 8
     failures = _jsonl(fresh_run.path / "systems" / "wrong" / "answer.failures.jsonl")
     assert "the function returned int" in failures[0]["reason"]
 
