@@ -344,6 +344,14 @@ class Run:
             )
         return outcome
 
+    def remove_system(self, name: str) -> None:
+        """Takes out a system added to the run by ``answer_with`` (``systems/<name>/`` with its
+        answers, scores and failures), as ``hierarag system remove``; a system of the run's
+        config is refused (take it out of the config instead)."""
+        from ._stages import command
+
+        command("system", "remove", self.path, name, quiet=True)
+
     def _config_source(self) -> Optional[str]:
         """The config file the run was made with, when it is still there."""
         manifest = self.path / "manifest.json"

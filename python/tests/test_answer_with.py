@@ -111,6 +111,38 @@ def test_a_reply_of_the_wrong_shape_for_some_questions_is_a_recorded_failure(fre
     assert "the function returned int" in failures[0]["reason"]
 
 
+def test_a_failed_attempt_does_not_poison_the_run(fresh_run):
+    run = fresh_run
+
+    def failing(question: str) -> str:
+        raise RuntimeError(f"no answer to {question!r}")  # each message its own
+
+    outcome = run.answer_with(failing, system="failing", evaluate=False, quiet=True)
+    assert outcome["failed"] == 8
+    assert "failing" not in run.systems, "a system without answers is not registered"
+    run.answer_with(rag, system="unscored", evaluate=False, quiet=True)
+    assert "unscored" in run.systems
+
+    # compare leaves out the system without scores and compares the others.
+    hierarag.compare(run.path, quiet=True)
+    comparison = run.path / "comparison.json"
+    names = {s["name"] for s in json.loads(comparison.read_text())["systems"]}
+    assert names == {"bm25", "dense"}
+    before = comparison.read_bytes()
+    # Fewer than two left: exit 1, and the comparison there is kept.
+    with pytest.raises(hierarag.HieraragError) as raised:
+        hierarag.compare(run.path, systems=["bm25", "unscored"], quiet=True)
+    assert raised.value.code == 1
+    assert comparison.read_bytes() == before
+
+    run.remove_system("unscored")
+    assert "unscored" not in run.systems
+    assert not (run.path / "systems" / "unscored").exists()
+    with pytest.raises(hierarag.HieraragError):
+        run.remove_system("bm25")  # a system of the run's config
+    assert "bm25" in run.systems
+
+
 def test_an_interrupted_call_resumes_to_the_same_answers(tmp_path, mock_url):
     config = write_config(tmp_path, mock_url)
     run = hierarag.run(config, quiet=True)

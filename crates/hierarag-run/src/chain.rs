@@ -346,11 +346,10 @@ or corpus changed: use a fresh --dir)",
             .collect::<Vec<_>>(),
     )?;
 
-    // 7. compare, with two or more systems: comparison.json beside the analysis.
-    if systems.len() >= 2 {
-        let stage_started = now_unix_s();
-        let clock = Instant::now();
-        let named: Vec<(String, crate::layout::SystemDir)> = systems
+    // 7. compare, with two or more systems that have scores: comparison.json beside the
+    // analysis.
+    let (named, without) = crate::compare::with_scores(
+        systems
             .iter()
             .map(|s| {
                 (
@@ -358,7 +357,17 @@ or corpus changed: use a fresh --dir)",
                     crate::systems::dir_of(&run, config, &s.name),
                 )
             })
-            .collect();
+            .collect(),
+    )?;
+    if systems.len() >= 2 && !without.is_empty() {
+        reporter.warn(&format!(
+            "compare: {} left out, with no scored answer",
+            without.join(", ")
+        ));
+    }
+    if named.len() >= 2 {
+        let stage_started = now_unix_s();
+        let clock = Instant::now();
         let threshold = hierarag_analysis::default_threshold(config.analysis.metric);
         let comparison =
             crate::compare::compare_systems(&run, &named, &taxonomy, &config.analysis, threshold)?;

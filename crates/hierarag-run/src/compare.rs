@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hierarag_analysis::{Comparison, Settings, SystemScores};
-use hierarag_pipeline::{file_sha256, write_atomic};
+use hierarag_pipeline::{file_fingerprint, file_sha256, write_atomic};
 use hierarag_taxonomy::Taxonomy;
 
 use crate::config::MAIN_SYSTEM;
@@ -86,6 +86,24 @@ different names"
                 })
         })
         .collect()
+}
+
+/// Systems by name, with their folders.
+pub type NamedSystems = Vec<(String, SystemDir)>;
+
+/// `systems` split into those with scores to compare and the names of those without (no
+/// `scores.jsonl`, or an empty one: never answered, or every answer failed), which a
+/// comparison leaves out.
+pub fn with_scores(systems: NamedSystems) -> anyhow::Result<(NamedSystems, Vec<String>)> {
+    let mut scored = Vec::new();
+    let mut without = Vec::new();
+    for (name, dir) in systems {
+        match file_fingerprint(&dir.scores())? {
+            Some((_, lines)) if lines > 0 => scored.push((name, dir)),
+            _ => without.push(name),
+        }
+    }
+    Ok((scored, without))
 }
 
 /// Compares `systems` on the benchmark of `run` (the first run); fills in the question texts

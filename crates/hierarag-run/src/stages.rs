@@ -767,15 +767,6 @@ pub fn answer_with_function(
         benchmark,
         index,
     } = SystemStage::start(&run.benchmark(), Some(&index_dir), name, &system)?;
-    let marker = system.root().join(crate::systems::ADDED_SYSTEM);
-    if !marker.exists() {
-        write_atomic(
-            &marker,
-            serde_json::json!({"name": name, "kind": "python"})
-                .to_string()
-                .as_bytes(),
-        )?;
-    }
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
         let answers = crate::systems::FunctionAnswers {
@@ -809,8 +800,23 @@ pub fn answer_with_function(
                 system.answers().display()
             ),
         }
-    })?;
+    });
     drop(runtime);
+    // The system joins the run with its first answer: a call whose every question failed
+    // leaves no system for `analyze`, `compare` and `report` to trip on.
+    let marker = system.root().join(crate::systems::ADDED_SYSTEM);
+    if !marker.exists()
+        && hierarag_pipeline::file_fingerprint(&system.answers())?
+            .is_some_and(|(_, lines)| lines > 0)
+    {
+        write_atomic(
+            &marker,
+            serde_json::json!({"name": name, "kind": "python"})
+                .to_string()
+                .as_bytes(),
+        )?;
+    }
+    let outcome = outcome?;
     report(&key, &outcome, &[], &system.failures("answer"), reporter);
     record_stage(
         run,

@@ -4,7 +4,7 @@
 //! id or by the exact question text.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hierarag_generate::BenchmarkRecord;
@@ -94,6 +94,32 @@ pub fn systems_of_run_and_config(
         }
     }
     Ok(systems)
+}
+
+/// Removes `systems/<name>/` of a system added to `run` after it was made (its marker,
+/// answers, scores and failures); returns the folder removed. A system of the run's config is
+/// refused (it would come back with the next `run`): it is taken out of the config instead.
+pub fn remove_added(run: &RunDir, name: &str) -> anyhow::Result<PathBuf> {
+    crate::config::check_system_name(name)?;
+    let folder = run.system(name);
+    if folder.root().join(ADDED_SYSTEM).is_file() {
+        std::fs::remove_dir_all(folder.root())
+            .with_context(|| format!("removing {}", folder.root().display()))?;
+        return Ok(folder.root().to_path_buf());
+    }
+    let systems = systems_of_run(run)?;
+    if systems.iter().any(|(known, _)| known == name) {
+        bail!(
+            "system {name:?} is one of the run config's [[system]] tables: take it out of the \
+config (and rerun with --reconfigure) instead"
+        );
+    }
+    let names: Vec<&str> = systems.iter().map(|(n, _)| n.as_str()).collect();
+    bail!(
+        "{}: no system {name:?} was added to the run; its systems: {}",
+        run.root().display(),
+        names.join(", ")
+    )
 }
 
 /// The file that marks `systems/<name>/` as a system added to a run after it was made:

@@ -148,6 +148,30 @@ Options on the command line override the [design] table of --config."#)]
     /// export/import ratings as CSV, and compute agreement (annotations.sqlite, agreement.json).
     #[command(subcommand)]
     Annotate(AnnotateCommand),
+    /// A run's systems: `system remove RUN_DIR NAME` takes out a system added after the run
+    /// was made (by the Python package's `answer_with`).
+    #[command(subcommand)]
+    System(SystemCommand),
+}
+
+/// `hierarag system …`.
+#[derive(Debug, Subcommand)]
+pub enum SystemCommand {
+    /// Remove a system added to a run after it was made (`systems/NAME/` with its answers,
+    /// scores and failures), so that analyze, compare and report no longer see it. A system
+    /// of the run's config is removed from the config instead. comparison.json keeps it until
+    /// `hierarag compare` runs again.
+    Remove(SystemRemoveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SystemRemoveArgs {
+    /// The run directory.
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// The system's name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
 }
 
 #[derive(Debug, Args)]

@@ -16,7 +16,17 @@ use crate::tables;
 pub fn run(args: &CompareArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let runs: Vec<RunDir> = args.dirs.iter().map(RunDir::new).collect();
     let first = &runs[0];
-    let systems = hierarag_run::compare::systems_of_runs(&runs, args.systems.as_deref())?;
+    let listed = hierarag_run::compare::systems_of_runs(&runs, args.systems.as_deref())?;
+    // A system without scores (never answered, or every answer failed) is left out, so that
+    // it cannot turn the comparison into one of no question.
+    let (systems, without) = hierarag_run::compare::with_scores(listed)?;
+    if !without.is_empty() {
+        printer.warn(&format!(
+            "left out, with no scores: {} (answer and evaluate them, or remove them with \
+             `hierarag system remove`)",
+            without.join(", ")
+        ));
+    }
     let base = if first.manifest().exists() {
         hierarag_run::analyze::settings_of_manifest(&Manifest::load(first)?)?
     } else {

@@ -21,6 +21,7 @@ mod run;
 mod search;
 mod smoke;
 mod stages;
+mod system;
 mod tag;
 mod taxonomy;
 
@@ -58,5 +59,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export::run(&args, printer),
         Command::Import(args) => import::run(&args, printer),
         Command::Annotate(command) => annotate::run(&command, printer),
+        Command::System(command) => system::run(&command, printer),
     }
 }

@@ -1,0 +1,25 @@
+//! `hierarag system remove RUN_DIR NAME`: a system added to a run, taken out of it.
+
+use std::process::ExitCode;
+
+use hierarag_run::{Reporter, RunDir};
+
+use crate::cli::SystemCommand;
+use crate::printer::Printer;
+
+pub fn run(command: &SystemCommand, printer: Printer) -> anyhow::Result<ExitCode> {
+    match command {
+        SystemCommand::Remove(args) => {
+            let run = RunDir::new(&args.dir);
+            // A missing run directory is left for the removal to name.
+            let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
+            let removed = hierarag_run::systems::remove_added(&run, &args.name)?;
+            printer.note(&format!(
+                "removed {} (a comparison.json that has it keeps it until `hierarag compare` \
+                 runs again)",
+                removed.display()
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
