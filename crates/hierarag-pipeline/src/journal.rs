@@ -505,6 +505,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PipelineError> {
     hierarag_fs::write_atomic(path, bytes).map_err(|e| PipelineError::io(path, e))
 }
 
+/// Whether a record file holds any record: it exists and is not empty (its size, not its
+/// contents, so that asking costs nothing on a large file). A journal's file holds complete
+/// lines, or a torn last one that the next open cuts off.
+pub fn has_records(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+}
+
 /// The sha256 of a file, hex; `None` when it does not exist.
 pub fn file_sha256(path: &Path) -> Result<Option<String>, PipelineError> {
     Ok(file_fingerprint(path)?.map(|(sha256, _)| sha256))

@@ -22,8 +22,8 @@ mod stages;
 
 pub use error::PipelineError;
 pub use journal::{
-    Journal, file_fingerprint, file_sha256, read_input, read_records, read_values, retain_records,
-    sort_records, write_atomic, write_values_atomic,
+    Journal, file_fingerprint, file_sha256, has_records, read_input, read_records, read_values,
+    retain_records, sort_records, write_atomic, write_values_atomic,
 };
 pub use stages::{
     AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, JudgeStage, NoProgress,

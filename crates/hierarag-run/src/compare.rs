@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hierarag_analysis::{Comparison, Settings, SystemScores};
-use hierarag_pipeline::{file_fingerprint, file_sha256, write_atomic};
+use hierarag_pipeline::{file_sha256, has_records, write_atomic};
 use hierarag_taxonomy::Taxonomy;
 
 use crate::config::MAIN_SYSTEM;
@@ -98,9 +98,10 @@ pub fn with_scores(systems: NamedSystems) -> anyhow::Result<(NamedSystems, Vec<S
     let mut scored = Vec::new();
     let mut without = Vec::new();
     for (name, dir) in systems {
-        match file_fingerprint(&dir.scores())? {
-            Some((_, lines)) if lines > 0 => scored.push((name, dir)),
-            _ => without.push(name),
+        if has_records(&dir.scores()) {
+            scored.push((name, dir));
+        } else {
+            without.push(name);
         }
     }
     Ok((scored, without))

@@ -51,6 +51,12 @@ impl RunDir {
         hierarag_fs::Lock::acquire(&self.lock_file(), &self.root)
     }
 
+    /// [`RunDir::lock`] for a command over a run that should exist already: `None` (nothing
+    /// created) when the directory is missing, which the command then names in its own words.
+    pub fn lock_existing(&self) -> Result<Option<hierarag_fs::Lock>, hierarag_fs::LockError> {
+        self.root.is_dir().then(|| self.lock()).transpose()
+    }
+
     pub fn manifest(&self) -> PathBuf {
         self.root.join("manifest.json")
     }

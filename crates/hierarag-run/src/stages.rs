@@ -805,10 +805,7 @@ pub fn answer_with_function(
     // The system joins the run with its first answer: a call whose every question failed
     // leaves no system for `analyze`, `compare` and `report` to trip on.
     let marker = system.root().join(crate::systems::ADDED_SYSTEM);
-    if !marker.exists()
-        && hierarag_pipeline::file_fingerprint(&system.answers())?
-            .is_some_and(|(_, lines)| lines > 0)
-    {
+    if !marker.exists() && hierarag_pipeline::has_records(&system.answers()) {
         write_atomic(
             &marker,
             serde_json::json!({"name": name, "kind": "python"})

@@ -16,12 +16,8 @@ use crate::tables;
 
 pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = args.dir.as_deref().map(RunDir::new);
-    // One writer per run directory; a missing one is left for the command to name.
-    let _lock = run
-        .as_ref()
-        .filter(|run| run.root().is_dir())
-        .map(RunDir::lock)
-        .transpose()?;
+    // One writer per run directory.
+    let _lock = run.as_ref().map(RunDir::lock_existing).transpose()?;
     // The system analysed: --system, else the run's first (the implicit one without
     // [[system]]); a named system's analysis goes to its own folder.
     let system = match (&run, &args.system) {

@@ -14,8 +14,8 @@ use crate::settings::judge_config;
 
 pub fn run(args: &JudgeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = RunDir::new(&args.dir);
-    // One writer per run directory; a missing one is left for the command to name.
-    let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
+    // One writer per run directory.
+    let _lock = run.lock_existing()?;
     let config = judge_config(args, &run, &printer)?;
     // (answers file, the folder its judgements and scores are in, the system's label)
     let mut todo: Vec<(std::path::PathBuf, SystemDir, Option<String>)> = Vec::new();

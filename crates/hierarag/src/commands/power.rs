@@ -15,8 +15,8 @@ use crate::tables;
 
 pub fn run(args: &PowerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = RunDir::new(&args.dir);
-    // One writer per run directory; a missing one is left for the command to name.
-    let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
+    // One writer per run directory.
+    let _lock = run.lock_existing()?;
     let manifest = run
         .manifest()
         .exists()

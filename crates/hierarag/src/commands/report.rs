@@ -11,8 +11,8 @@ use crate::printer::Printer;
 
 pub fn run(args: &ReportArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = RunDir::new(&args.dir);
-    // One writer per run directory; a missing one is left for the command to name.
-    let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
+    // One writer per run directory.
+    let _lock = run.lock_existing()?;
     let path = run.analysis();
     let bytes = std::fs::read(&path).with_context(|| {
         format!(

@@ -11,8 +11,7 @@ pub fn run(command: &SystemCommand, printer: Printer) -> anyhow::Result<ExitCode
     match command {
         SystemCommand::Remove(args) => {
             let run = RunDir::new(&args.dir);
-            // A missing run directory is left for the removal to name.
-            let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
+            let _lock = run.lock_existing()?;
             let removed = hierarag_run::systems::remove_added(&run, &args.name)?;
             printer.note(&format!(
                 "removed {} (a comparison.json that has it keeps it until `hierarag compare` \

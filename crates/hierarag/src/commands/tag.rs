@@ -10,8 +10,8 @@ use crate::settings::tag_config;
 
 pub fn run(args: &TagArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = RunDir::new(&args.dir);
-    // One writer per run directory; a missing one is left for the command to name.
-    let _lock = run.root().is_dir().then(|| run.lock()).transpose()?;
+    // One writer per run directory.
+    let _lock = run.lock_existing()?;
     let config = tag_config(args, &run, &printer)?;
     let taxonomy = hierarag_run::taxonomy::of_run(args.taxonomy.as_deref(), Some(&run))?;
     let outcome = hierarag_run::tag::tag(&config, &run, &run.benchmark(), &taxonomy, &printer)?;
