@@ -3,8 +3,9 @@
 
 __version__: str
 
-def cli(argv: list[str]) -> int:
-    """Runs the command line ``argv`` (the program name first); returns its exit code."""
+def cli(argv: list[str], tables: bool = True) -> int:
+    """Runs the command line ``argv`` (the program name first); returns its exit code.
+    Without ``tables`` the summary tables are not printed on stdout."""
 
 def read_records(path: str, kind: str) -> str:
     """The records of a run file as a JSON array; ``kind`` is benchmark, answers, scores or any."""
@@ -25,6 +26,10 @@ def answer_with(
     run_dir: str, system: str, call: object, concurrency: int, quiet: bool = False
 ) -> str:
     """Answers the run's unanswered questions with ``call(question, id) -> reply JSON``."""
+
+def evaluate_system(run_dir: str, system: str, quiet: bool = False) -> bool:
+    """Scores a system of the run with the settings its manifest recorded; True when every
+    answer was scored."""
 
 class Index:
     """A BM25 index built by ``hierarag index``."""

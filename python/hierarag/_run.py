@@ -152,8 +152,9 @@ class Comparison:
         for level in self.data["levels"]:
             names = [c["category"] for c in level["categories"]]
             for metric in level["metrics"]:
-                for category, by_system in zip(names, metric["means"]):
-                    for system, mean in zip(metric["systems"], by_system):
+                # `means[s][k]`: system s's mean on category k.
+                for system, by_category in zip(metric["systems"], metric["means"]):
+                    for category, mean in zip(names, by_category):
                         rows.append({
                             "set": level["set"],
                             "dimension": level["dimension"],
@@ -279,7 +280,8 @@ class Run:
         ``answer.failures.jsonl`` with the exception) is tried again. A warning says when no
         reply had contexts (the system's retrieval metrics are then absent). With
         ``evaluate``, the answers are scored (``scores.jsonl``) with the run's own config, so
-        that ``analyze``, ``compare`` and ``report`` take the system in. Returns the counts:
+        that ``analyze``, ``compare`` and ``report`` take the system in, and with two or more
+        scored systems ``comparison.json`` is made again. Returns the counts:
         ``items``, ``resumed`` (answered before), ``written``, ``failed``. In code that runs
         in an event loop already (Jupyter), ``await run.aanswer_with(...)``."""
         return self._answer_with(
@@ -328,21 +330,27 @@ class Run:
                 "source_nodes are read)",
                 stacklevel=3,
             )
-        if evaluate:
-            from ._stages import command
-
-            folder = self.system_dir(system)
-            options: Dict[str, Any] = {"quiet": quiet}
-            config = self._config_source()
-            if config is not None:
-                options["config"] = config
-            command(
-                "evaluate",
-                benchmark=self.path / "benchmark.jsonl",
-                answers=folder / "answers.jsonl",
-                **options,
-            )
+        if evaluate and outcome["written"] + outcome["resumed"] > 0:
+            self._evaluate(system, quiet)
         return outcome
+
+    def _evaluate(self, system: str, quiet: bool) -> None:
+        """Scores ``system`` with the run's own settings (its manifest's ``[embeddings]`` and
+        ``[evaluate]``, so a run scored with API embeddings is not scored with MiniLM here),
+        then compares the run's systems again when two or more have scores, so that
+        :attr:`comparison` takes the new answers in."""
+        from ._stages import HieraragError, command
+
+        if not _native.evaluate_system(os.fspath(self.path), system, quiet):
+            raise HieraragError(["answer_with", "evaluate", system], 1)
+        scored = [
+            name
+            for name in self.systems
+            if (self.system_dir(name) / "scores.jsonl").is_file()
+            and (self.system_dir(name) / "scores.jsonl").stat().st_size > 0
+        ]
+        if len(scored) >= 2:
+            command("compare", self.path, quiet=True)
 
     def remove_system(self, name: str) -> None:
         """Takes out a system added to the run by ``answer_with`` (``systems/<name>/`` with its
@@ -351,14 +359,6 @@ class Run:
         from ._stages import command
 
         command("system", "remove", self.path, name, quiet=True)
-
-    def _config_source(self) -> Optional[str]:
-        """The config file the run was made with, when it is still there."""
-        manifest = self.path / "manifest.json"
-        if not manifest.exists():
-            return None
-        source = json.loads(manifest.read_text(encoding="utf-8")).get("config", {}).get("source")
-        return source if source and Path(source).is_file() else None
 
     def report(self) -> Report:
         """The run's HTML report (written first when it is not there)."""

@@ -2,7 +2,8 @@
 keyword arguments named as the command's options (``top_k=5`` is ``--top-k 5``, ``quiet=True``
 is ``--quiet``, a list repeats the option once per value), and runs in this process. A non-zero
 exit raises :class:`HieraragError`; the command's progress and messages go to stderr as in a
-terminal."""
+terminal, its summary tables to stdout; ``quiet=True`` leaves out both (but not errors, nor
+what ``json=True`` asks for)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def command(*args: Any, **options: Any) -> int:
     run=...)`` is ``hierarag eval retrieval --qrels ... --run ...``."""
     argv = ["hierarag", *(_arg(a) for a in args)]
     argv += _options(options)
-    code = _native.cli(argv)
+    code = _native.cli(argv, not options.get("quiet", False))
     if code != 0:
         raise HieraragError(argv, code)
     return code

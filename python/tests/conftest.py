@@ -100,6 +100,21 @@ def mock_url():
     server.shutdown()
 
 
+class _KeepAliveHandler(_Handler):
+    # HTTP/1.1: connections stay open, so a client pools them on the loop it first used.
+    protocol_version = "HTTP/1.1"
+
+
+@pytest.fixture(scope="session")
+def keep_alive_url():
+    """The mock server keeping connections alive, as real model servers do."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAliveHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
 def write_config(directory: Path, url: str) -> Path:
     """A corpus of 24 documents and a run config (rq1, 8 questions, two systems) for the mock."""
     corpus = directory / "corpus.jsonl"

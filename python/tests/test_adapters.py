@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import traceback
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 import hierarag
 
-from conftest import _Handler, write_config
+from conftest import write_config
 
 
 def _jsonl(path: Path) -> list:
@@ -26,21 +24,6 @@ def _jsonl(path: Path) -> list:
 @pytest.fixture()
 def fresh_run(tmp_path, mock_url):
     return hierarag.run(write_config(tmp_path, mock_url), quiet=True)
-
-
-class _KeepAliveHandler(_Handler):
-    # HTTP/1.1: connections stay open, so a client pools them on the loop it first used.
-    protocol_version = "HTTP/1.1"
-
-
-@pytest.fixture(scope="module")
-def keep_alive_url():
-    """The mock server keeping connections alive, as real model servers do."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAliveHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
 
 
 def _chat_model(mock_url: str):
@@ -107,6 +90,13 @@ def test_create_retrieval_chain_output_is_read_with_its_documents(fresh_run, tmp
     # The documents named by metadata["doc_id"] are the ranking: retrieval is scored.
     scores = fresh_run.scores(system="retrieval")
     assert len(scores) == 8 and scores.ndcg_10.notna().all()
+    # Sync: a plain function calling `invoke` gives the same ranking.
+    outcome = fresh_run.answer_with(
+        lambda q: chain.invoke({"input": q}), system="sync", evaluate=False, quiet=True
+    )
+    assert outcome["written"] == 8 and outcome["failed"] == 0
+    synced = _jsonl(fresh_run.path / "systems" / "sync" / "answers.jsonl")
+    assert [a["doc_ids"] for a in synced] == [a["doc_ids"] for a in answers]
 
 
 def test_the_readme_lambda_on_a_chain_that_takes_a_dict_fails_at_once(fresh_run, mock_url):

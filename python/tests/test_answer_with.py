@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 
 import hierarag
 
-from conftest import write_config
+from conftest import _embedding, write_config
 
 
 def _jsonl(path: Path) -> list:
@@ -216,3 +217,83 @@ def test_the_index_searches_as_the_command_line(fresh_run):
     )
     assert cli.returncode == 0, cli.stderr
     assert index.search(query, k=5) == json.loads(cli.stdout)
+
+
+def _corpus_text(run, doc_id: str) -> str:
+    corpus = run.path.parent / "corpus.jsonl"
+    return next(r["text"] for r in _jsonl(corpus) if r["id"] == doc_id)
+
+
+def test_contexts_given_as_text_beside_contexts_with_ids_are_ranked_too(fresh_run):
+    # The bug: when any context had an id, the contexts given only as text were dropped from
+    # the ranking. Now each is looked up in the run's index, in the order given.
+    run = fresh_run
+    passage = _corpus_text(run, "doc05")
+
+    def mixed(question: str) -> dict:
+        return {
+            "answer": "an answer",
+            "contexts": [{"doc_id": "doc03", "text": "a passage"}, passage, {"doc_id": "doc11"}],
+        }
+
+    run.answer_with(mixed, system="mixed", evaluate=False, quiet=True)
+    for answer in _jsonl(run.path / "systems" / "mixed" / "answers.jsonl"):
+        assert answer["doc_ids"] == ["doc03", "doc05", "doc11"]
+        assert answer["doc_ids_found"] == ["given", "contains", "given"]
+        assert answer["contexts"] == ["a passage", passage]
+
+
+def test_the_comparison_takes_the_new_system_in_without_compare(fresh_run):
+    # The bug: `run.comparison` kept the systems of `hierarag run` until compare ran again.
+    run = fresh_run
+    assert {s["name"] for s in run.comparison.data["systems"]} == {"bm25", "dense"}
+    run.answer_with(rag, system="mine", quiet=True)
+    assert {s["name"] for s in run.comparison.data["systems"]} == {"bm25", "dense", "mine"}
+    # The DataFrame reads `means[system][category]` (it used to read it the other way round,
+    # which dropped systems beyond the level's number of categories).
+    means = run.comparison.means
+    assert set(means.system) == {"bm25", "dense", "mine"}
+    level = run.comparison.data["levels"][0]
+    metric = level["metrics"][0]
+    for s, system in enumerate(metric["systems"]):
+        for k, category in enumerate(c["category"] for c in level["categories"]):
+            [row] = means[
+                (means.set == level["set"]) & (means.dimension == level["dimension"])
+                & (means.level == level["level"]) & (means.metric == metric["metric"])
+                & (means.system == system) & (means.category == category)
+            ].to_dict("records")
+            expected = metric["means"][s][k]
+            assert row["mean"] == expected or (expected is None and row["mean"] != row["mean"])
+
+
+def test_compare_quiet_prints_no_table(finished_run, capfd):
+    hierarag.compare(finished_run.path, quiet=True)
+    printed = capfd.readouterr()
+    assert printed.out == "" and printed.err == ""
+    # Without quiet, the table is printed as on the command line.
+    hierarag.compare(finished_run.path)
+    assert "bm25" in capfd.readouterr().out
+
+
+def test_answers_are_scored_with_the_runs_embeddings_when_its_config_file_is_gone(
+    tmp_path, mock_url
+):
+    # The bug: without the config file, answer_with scored with the default model (MiniLM),
+    # not the run's `[embeddings]` (here the mock's API model).
+    config = write_config(tmp_path, mock_url)
+    run = hierarag.run(config, quiet=True)
+    config.unlink()
+    run.answer_with(rag, system="mine", quiet=True)
+    manifest = json.loads((run.path / "manifest.json").read_text())
+    [usage] = manifest["stages"]["evaluate:mine"]["usage"]
+    assert usage["role"] == "embeddings"
+    assert usage["model"] == "mock-embed", usage
+    # CS is the cosine of the mock's embeddings of the answer and the reference.
+    references = {q["id"]: q["answer"] for q in _jsonl(run.path / "benchmark.jsonl")}
+    answers = {a["id"]: a["answer"] for a in run.answers(system="mine").to_dict("records")}
+    for row in run.scores(system="mine").to_dict("records"):
+        a, b = _embedding(answers[row["id"]]), _embedding(references[row["id"]])
+        cosine = sum(x * y for x, y in zip(a, b)) / math.sqrt(
+            sum(x * x for x in a) * sum(y * y for y in b)
+        )
+        assert row["cs"] == pytest.approx(cosine, abs=1e-6), row["id"]

@@ -12,10 +12,17 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Runs the command line `argv` (the program name first) and returns its exit code; the GIL
-/// is released meanwhile.
+/// is released meanwhile. Without `tables`, the summary tables are not printed.
 #[pyfunction]
-fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(|| hierarag::main_with_args(argv))
+#[pyo3(signature = (argv, tables = true))]
+fn cli(py: Python<'_>, argv: Vec<String>, tables: bool) -> u8 {
+    py.detach(|| {
+        if tables {
+            hierarag::main_with_args(argv)
+        } else {
+            hierarag::main_with_args_without_tables(argv)
+        }
+    })
 }
 
 /// The records of a run file as a JSON array, read as `kind` (`benchmark`, `answers`,
@@ -184,6 +191,32 @@ fn answer_with(
     }))
 }
 
+/// Scores the answers of the run's system `system` (`systems/<name>/scores.jsonl`) with the
+/// settings the run's manifest recorded (its `[embeddings]` and `[evaluate]`), as `hierarag
+/// run` scores its own systems; returns whether every answer was scored.
+#[pyfunction]
+#[pyo3(signature = (run_dir, system, quiet=false))]
+fn evaluate_system(py: Python<'_>, run_dir: &str, system: &str, quiet: bool) -> PyResult<bool> {
+    let run = hierarag_run::RunDir::new(run_dir);
+    let reporter = hierarag::reporter(quiet);
+    let scored = py.detach(|| -> anyhow::Result<bool> {
+        let _lock = run.lock()?;
+        let config = hierarag_run::config::scoring_config_of_run(&run)?;
+        let (_, folder) = hierarag_run::systems::system_of_run(&run, Some(system))?;
+        let outcome = hierarag_run::stages::evaluate(
+            &config,
+            &run,
+            &run.benchmark(),
+            &folder.answers(),
+            &folder,
+            Some(system),
+            &reporter,
+        )?;
+        Ok(outcome.ok())
+    });
+    scored.map_err(|error| PyRuntimeError::new_err(format!("{error:#}")))
+}
+
 /// A BM25 index built by `hierarag index` (a run's `index/`), searched as `hierarag search`.
 #[pyclass(frozen, name = "Index")]
 struct PyIndex {
@@ -230,6 +263,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(run_dir_of, module)?)?;
     module.add_function(wrap_pyfunction!(systems, module)?)?;
     module.add_function(wrap_pyfunction!(answer_with, module)?)?;
+    module.add_function(wrap_pyfunction!(evaluate_system, module)?)?;
     module.add_class::<PyIndex>()?;
     Ok(())
 }

@@ -222,8 +222,9 @@ pub struct AnswerRecord {
     pub usage: AnswerUsage,
     /// For answers read from a file whose contexts came without document ids: how each id of
     /// `doc_ids` was found in the index (`contains`: a chunk that holds the context's text or
-    /// is held by it; `bm25`: the best BM25 match, holding most of the context's words).
-    /// Empty when the ids were given (and for the builtin pipeline).
+    /// is held by it; `bm25`: the best BM25 match, holding most of the context's words;
+    /// `given`: named by the context, in a reply that gave others as texts only). Empty when
+    /// the ids were all given (and for the builtin pipeline).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doc_ids_found: Vec<String>,
     /// The system named no document: it gave no document ids, and none of its context texts

@@ -159,8 +159,8 @@ pub struct AnswerRow {
     pub contexts: Vec<String>,
     /// Document ids of the contexts, or of the retrieved documents, best first.
     pub doc_ids: Vec<String>,
-    /// How each of `doc_ids` was found when the file gave only texts ([`find_documents`]);
-    /// empty when the ids were given.
+    /// How each of `doc_ids` was found when some contexts came as texts only
+    /// ([`find_documents`]); empty when the ids were all given.
     pub found: Vec<FoundBy>,
 }
 
@@ -172,6 +172,9 @@ pub enum FoundBy {
     Contains,
     /// The best BM25 match, holding at least [`BM25_MIN_SHARED_WORDS`] of the context's words.
     Bm25,
+    /// Named by the context itself (a reply that gives some contexts with ids and some as
+    /// texts only).
+    Given,
 }
 
 impl FoundBy {
@@ -179,6 +182,7 @@ impl FoundBy {
         match self {
             FoundBy::Contains => "contains",
             FoundBy::Bm25 => "bm25",
+            FoundBy::Given => "given",
         }
     }
 }
@@ -910,8 +914,9 @@ or the service)",
     }
 }
 
-/// The answer record of a system's reply; when its contexts give texts but no document ids,
-/// the documents are looked up in `index`.
+/// The answer record of a system's reply. Its ranking is its contexts' documents in the order
+/// given: a context's `doc_id` when it has one, else the document its text is found in within
+/// `index` (a reply may mix the two; a text found nowhere, or with no index, ranks nothing).
 fn reply_record(
     record: &BenchmarkRecord,
     reply: hierarag_systems::Reply,
@@ -921,7 +926,35 @@ fn reply_record(
     params: Value,
     language: Language,
 ) -> Result<AnswerRecord, String> {
-    let mut row = AnswerRow {
+    let texts_only: Vec<String> = reply
+        .contexts
+        .iter()
+        .filter(|c| c.doc_id.is_none())
+        .filter_map(|c| c.text.clone())
+        .collect();
+    let mut looked_up = match index {
+        Some(index) if !texts_only.is_empty() => find_documents(index, &texts_only)
+            .map_err(|error| format!("finding the contexts' documents: {error:#}"))?,
+        _ => Vec::new(),
+    }
+    .into_iter();
+    let (mut doc_ids, mut found) = (Vec::new(), Vec::new());
+    for context in &reply.contexts {
+        let hit = match (&context.doc_id, &context.text) {
+            (Some(doc_id), _) => Some((doc_id.clone(), FoundBy::Given)),
+            (None, Some(_)) => looked_up.next().flatten(),
+            (None, None) => None,
+        };
+        if let Some((doc_id, how)) = hit {
+            doc_ids.push(doc_id);
+            found.push(how);
+        }
+    }
+    // Ids that were all given say nothing about how they were found.
+    if found.iter().all(|how| *how == FoundBy::Given) {
+        found.clear();
+    }
+    let row = AnswerRow {
         line: 0,
         id: Some(record.id.clone()),
         question: None,
@@ -930,21 +963,10 @@ fn reply_record(
             .iter()
             .filter_map(|c| c.text.clone())
             .collect(),
-        doc_ids: reply
-            .contexts
-            .iter()
-            .filter_map(|c| c.doc_id.clone())
-            .collect(),
+        doc_ids,
         answer: reply.answer,
-        found: Vec::new(),
+        found,
     };
-    if let Some(index) = index
-        && row.doc_ids.is_empty()
-        && !row.contexts.is_empty()
-    {
-        find_row_documents(index, std::slice::from_mut(&mut row))
-            .map_err(|error| format!("finding the contexts' documents: {error:#}"))?;
-    }
     Ok(answer_record(
         record,
         &row,

@@ -50,6 +50,16 @@ where
     code_of(code)
 }
 
+/// [`main_with_args`] without the summary tables on stdout (what `--json` asks for is still
+/// printed): the Python package's commands called with `quiet=True`.
+pub fn main_with_args_without_tables<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    tables::hidden(|| main_with_args(args))
+}
+
 /// The command line's reporter (notes and warnings on stderr, progress bars on a terminal;
 /// with `quiet` only errors), for stages run from elsewhere in this process.
 pub fn reporter(quiet: bool) -> impl hierarag_run::Reporter {

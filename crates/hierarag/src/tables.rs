@@ -1,6 +1,7 @@
 //! Tables on stdout that more than one command prints: the run's means per category, the
 //! analysis, the recommended granularity.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -9,6 +10,29 @@ use hierarag_analysis::{Analysis, format_delta};
 use hierarag_generate::BenchmarkRecord;
 use hierarag_pipeline::{ScoreRecord, read_records};
 use hierarag_run::chain::RunOutcome;
+
+thread_local! {
+    /// Whether the tables are printed on this thread (the Python package's `quiet=True` hides
+    /// them; the command line always prints them, `--quiet` being about stderr).
+    static SHOWN: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Runs `f` with the tables of this thread hidden.
+pub fn hidden<R>(f: impl FnOnce() -> R) -> R {
+    let before = SHOWN.replace(false);
+    let result = f();
+    SHOWN.set(before);
+    result
+}
+
+/// Where the tables go: stdout, or nowhere while [`hidden`].
+fn stdout() -> Box<dyn Write> {
+    if SHOWN.get() {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(std::io::sink())
+    }
+}
 
 fn file_name(path: &Path) -> String {
     path.file_name()
@@ -48,7 +72,7 @@ pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
             }
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = stdout();
     let several = systems.len() > 1;
     let title = if several {
         format!("questions (system {first})")
@@ -143,7 +167,7 @@ fn opt(value: Option<f64>, digits: usize) -> String {
 /// Tables 1 and 2, the splits and the recommendations, on stdout.
 pub fn analysis_summary(analysis: &Analysis) -> anyhow::Result<()> {
     let metric = analysis.settings.metric.mean_label();
-    let mut out = std::io::stdout().lock();
+    let mut out = stdout();
     if !analysis.table1.is_empty() {
         writeln!(out, "Dimensions at the coarse level (Table 1)")?;
         writeln!(
@@ -217,7 +241,7 @@ pub fn analysis_summary(analysis: &Analysis) -> anyhow::Result<()> {
     }
     drop(out);
     recommendations(analysis)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = stdout();
     if !analysis.notes.is_empty() {
         writeln!(out, "\nNot computed")?;
         for line in &analysis.notes {
@@ -229,7 +253,7 @@ pub fn analysis_summary(analysis: &Analysis) -> anyhow::Result<()> {
 
 /// The recommended granularity of each dimension, with the reason, on stdout.
 pub fn recommendations(analysis: &Analysis) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = stdout();
     let recommendations: Vec<_> = analysis
         .dimensions
         .iter()
@@ -251,7 +275,7 @@ pub fn recommendations(analysis: &Analysis) -> anyhow::Result<()> {
 /// `hierarag power`'s answer: one line per planned test, its cost, and the notes.
 pub fn power_summary(report: &hierarag_run::power::PowerReport) -> anyhow::Result<()> {
     let power = &report.power;
-    let mut out = std::io::stdout().lock();
+    let mut out = stdout();
     let steps = if power.comparisons == 0 {
         "no steps between levels".to_owned()
     } else {
@@ -348,7 +372,7 @@ calls{tokens}",
 /// The comparison on stdout: every metric's means and pairwise differences over all common
 /// questions, the granularity that separates the systems, and the questions none answers.
 pub fn comparison_summary(comparison: &hierarag_analysis::Comparison) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = stdout();
     let names: Vec<&str> = comparison.systems.iter().map(|s| s.name.as_str()).collect();
     writeln!(
         out,
