@@ -20,7 +20,7 @@ program prints on stderr goes to `systems/<name>/command.log`.
 
 This one "retrieves" the documents of a JSONL corpus (fields `id` and `text`) that share the most
 words with the question and "generates" the best one's first sentence. Replace `answer()` with
-your own chain (see the README, "Evaluate your own RAG system").
+your own chain (see docs/guide/own-system.md).
 """
 
 import json

@@ -216,8 +216,8 @@ fn the_korean_example_runs_with_the_embedded_models() {
     let _turn = take_turn();
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("korean");
-    // The config exactly as the README runs it (a Korean corpus, `language = "ko"`), in a
-    // private run directory.
+    // The config exactly as docs/guide/languages.md runs it (a Korean corpus, `language =
+    // "ko"`), in a private run directory.
     let out = Command::cargo_bin("hierarag")
         .unwrap()
         .env_remove("RUST_LOG")
