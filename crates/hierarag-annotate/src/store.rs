@@ -148,6 +148,24 @@ pub enum StoreError {
     Token(String),
 }
 
+impl hierarag_fs::Blame for StoreError {
+    /// SQLite and a store that cannot be opened or is damaged are the machine's, as is the
+    /// operating system's randomness; a store missing or already there, and an invalid value,
+    /// are the input's.
+    fn fault(&self) -> hierarag_fs::Fault {
+        use hierarag_fs::Fault;
+        match self {
+            StoreError::Open { .. }
+            | StoreError::Sqlite(_)
+            | StoreError::Corrupt { .. }
+            | StoreError::Token(_) => Fault::Internal,
+            StoreError::Missing { .. } | StoreError::Exists { .. } | StoreError::Invalid { .. } => {
+                Fault::Input
+            }
+        }
+    }
+}
+
 impl StoreError {
     fn invalid(field: &str, message: impl Into<String>) -> StoreError {
         StoreError::Invalid {

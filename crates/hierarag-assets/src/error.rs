@@ -162,3 +162,24 @@ impl AssetError {
         }
     }
 }
+
+impl hierarag_fs::Blame for AssetError {
+    /// What the user named (an asset, a folder of wheels, a file that does not match its pin)
+    /// is the input's; the store, pip, Python and the network are not.
+    fn fault(&self) -> hierarag_fs::Fault {
+        use hierarag_fs::Fault;
+        match self {
+            AssetError::NoHome
+            | AssetError::UnknownAsset { .. }
+            | AssetError::WheelNotFound { .. }
+            | AssetError::HashMismatch { .. } => Fault::Input,
+            AssetError::Io { .. }
+            | AssetError::PythonNotRunnable { .. }
+            | AssetError::PipFailed { .. }
+            | AssetError::BadWheel { .. }
+            | AssetError::MissingMember { .. }
+            | AssetError::BadSourceJson { .. }
+            | AssetError::BadJsonl { .. } => Fault::Internal,
+        }
+    }
+}

@@ -178,3 +178,24 @@ impl CorpusError {
         !matches!(self, CorpusError::NoInput { .. })
     }
 }
+
+impl hierarag_fs::Blame for CorpusError {
+    /// Every corpus error is the corpus's: a path, a record, a column or a file the user gave
+    /// (an unreadable one included).
+    fn fault(&self) -> hierarag_fs::Fault {
+        match self {
+            CorpusError::NoInput { .. }
+            | CorpusError::Io { .. }
+            | CorpusError::MalformedJson { .. }
+            | CorpusError::MissingField { .. }
+            | CorpusError::WrongType { .. }
+            | CorpusError::NonUtf8 { .. }
+            | CorpusError::EmptyDocument { .. }
+            | CorpusError::DuplicateId { .. }
+            | CorpusError::Parquet { .. }
+            | CorpusError::ParquetData { .. }
+            | CorpusError::MissingColumn { .. }
+            | CorpusError::EmptyInput { .. } => hierarag_fs::Fault::Input,
+        }
+    }
+}

@@ -30,9 +30,14 @@
 //!
 //! [`Lock`] is the other half of "one writer": an advisory lock a process holds while it
 //! writes a run directory or an annotation store, released however the process ends.
+//!
+//! [`Blame`] is how an error says whether it is the input's failure or not ([`Fault`]), which
+//! decides the command's exit code; every crate's error type implements it.
 
+mod fault;
 mod lock;
 
+pub use fault::{Blame, Fault};
 pub use lock::{Lock, LockError};
 
 use std::ffi::OsString;

@@ -47,3 +47,24 @@ pub enum IndexError {
     #[error("the corpus {inputs} has no document to index: {why}")]
     EmptyCorpus { inputs: String, why: String },
 }
+
+impl hierarag_fs::Blame for IndexError {
+    /// Tantivy and I/O failures are the machine's; the rest (the corpus, a folder that is not
+    /// an index or does not match, bad options) are the input's.
+    fn fault(&self) -> hierarag_fs::Fault {
+        use hierarag_fs::Fault;
+        match self {
+            IndexError::Tantivy(_) | IndexError::Io { .. } => Fault::Internal,
+            IndexError::Corpus(_)
+            | IndexError::NotAnIndex { .. }
+            | IndexError::Incomplete { .. }
+            | IndexError::ParamsMismatch { .. }
+            | IndexError::LanguageMismatch { .. }
+            | IndexError::CorpusChanged { .. }
+            | IndexError::NotEmpty { .. }
+            | IndexError::BadManifest { .. }
+            | IndexError::InvalidOptions(_)
+            | IndexError::EmptyCorpus { .. } => Fault::Input,
+        }
+    }
+}

@@ -79,6 +79,19 @@ impl ConfigError {
     }
 }
 
+impl hierarag_fs::Blame for LlmError {
+    /// A call that failed (after its retries) and the response cache are the service's and the
+    /// machine's; a refusal of the endpoint (a key, a model name), a reply that does not parse
+    /// and the config are the input's.
+    fn fault(&self) -> hierarag_fs::Fault {
+        use hierarag_fs::Fault;
+        match self {
+            LlmError::Call { .. } | LlmError::Cache { .. } => Fault::Internal,
+            LlmError::Refused { .. } | LlmError::Reply { .. } | LlmError::Config(_) => Fault::Input,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,3 +36,20 @@ impl PipelineError {
         }
     }
 }
+
+impl hierarag_fs::Blame for PipelineError {
+    /// I/O is the machine's, but for a file that is not there (an input the user named); a bad
+    /// record or a duplicate id is the input's.
+    fn fault(&self) -> hierarag_fs::Fault {
+        use hierarag_fs::Fault;
+        match self {
+            PipelineError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Fault::Input
+            }
+            PipelineError::Io { .. } => Fault::Internal,
+            PipelineError::Record { .. }
+            | PipelineError::DuplicateId { .. }
+            | PipelineError::Invalid(_) => Fault::Input,
+        }
+    }
+}

@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use hierarag_fs::{Blame, Fault};
 use hierarag_run::{Counter, Reporter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -57,63 +58,28 @@ pub fn exit_code_for(error: &anyhow::Error) -> ExitCode {
     })
 }
 
-/// Whether `cause` is an internal failure; `None` when its kind does not tell.
+/// Whether `cause` is an internal failure, as its own type says ([`Blame`]); `None` when it is
+/// of none of the types that say it.
 fn is_internal(cause: &(dyn std::error::Error + 'static)) -> Option<bool> {
-    use hierarag_annotate::StoreError;
-    use hierarag_index::IndexError;
-    use hierarag_llm::LlmError;
-    use hierarag_pipeline::PipelineError;
-    if cause.is::<hierarag_corpus::CorpusError>() {
-        return Some(false);
+    /// `Some(fault)` when `cause` is an `E`.
+    fn fault_of<E: Blame + 'static>(cause: &(dyn std::error::Error + 'static)) -> Option<Fault> {
+        cause.downcast_ref::<E>().map(Blame::fault)
     }
-    if let Some(error) = cause.downcast_ref::<hierarag_fs::LockError>() {
-        // Another process holding the run directory is the user's doing.
-        return Some(matches!(error, hierarag_fs::LockError::Io { .. }));
-    }
-    if let Some(error) = cause.downcast_ref::<IndexError>() {
-        return match error {
-            IndexError::Tantivy(_) | IndexError::Io { .. } => Some(true),
-            _ => Some(false),
-        };
-    }
-    if let Some(error) = cause.downcast_ref::<LlmError>() {
-        return Some(matches!(
-            error,
-            LlmError::Call { .. } | LlmError::Cache { .. }
-        ));
-    }
-    if let Some(error) = cause.downcast_ref::<PipelineError>() {
-        return match error {
-            PipelineError::Io { source, .. } => Some(source.kind() != std::io::ErrorKind::NotFound),
-            _ => Some(false),
-        };
-    }
-    if let Some(error) = cause.downcast_ref::<StoreError>() {
-        return Some(matches!(
-            error,
-            StoreError::Open { .. } | StoreError::Sqlite(_) | StoreError::Corrupt { .. }
-        ));
-    }
-    if let Some(error) = cause.downcast_ref::<hierarag_assets::AssetError>() {
-        use hierarag_assets::AssetError;
-        // What the user named (an asset, a folder of wheels, a file) is input; the store,
-        // pip and the network are not.
-        return Some(!matches!(
-            error,
-            AssetError::NoHome
-                | AssetError::UnknownAsset { .. }
-                | AssetError::WheelNotFound { .. }
-                | AssetError::HashMismatch { .. }
-        ));
-    }
-    if let Some(error) = cause.downcast_ref::<std::io::Error>() {
-        // A missing file or one that is not text is the input's fault.
-        return Some(!matches!(
-            error.kind(),
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
-        ));
-    }
-    None
+    // The error types of the crates below, each classifying its own variants.
+    const TYPES: [fn(&(dyn std::error::Error + 'static)) -> Option<Fault>; 8] = [
+        fault_of::<hierarag_corpus::CorpusError>,
+        fault_of::<hierarag_fs::LockError>,
+        fault_of::<hierarag_index::IndexError>,
+        fault_of::<hierarag_llm::LlmError>,
+        fault_of::<hierarag_pipeline::PipelineError>,
+        fault_of::<hierarag_annotate::StoreError>,
+        fault_of::<hierarag_assets::AssetError>,
+        fault_of::<std::io::Error>,
+    ];
+    TYPES
+        .iter()
+        .find_map(|fault| fault(cause))
+        .map(|fault| fault == Fault::Internal)
 }
 
 /// Notes and progress on stderr: hidden with `--quiet` (warnings and errors are not), bars only
@@ -215,5 +181,49 @@ pub fn exit_for(ok: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_BAD_INPUT)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    fn code(error: anyhow::Error) -> ExitCode {
+        exit_code_for(&error)
+    }
+
+    #[test]
+    fn the_first_error_of_the_chain_that_says_whose_it_is_decides_the_exit_code() {
+        use hierarag_pipeline::PipelineError;
+        let io_error = |kind| PipelineError::Io {
+            path: "answers.jsonl".into(),
+            source: io::Error::from(kind),
+        };
+        // A file that is not there is the input's; a disk that refuses is not.
+        let missing = anyhow::Error::new(io_error(io::ErrorKind::NotFound)).context("answer");
+        assert_eq!(code(missing), ExitCode::from(EXIT_BAD_INPUT));
+        let denied = anyhow::Error::new(io_error(io::ErrorKind::PermissionDenied));
+        assert_eq!(code(denied), ExitCode::from(EXIT_INTERNAL));
+        // The crate's own error decides before the I/O error it wraps.
+        let store = hierarag_annotate::StoreError::Corrupt {
+            path: "annotations.sqlite".into(),
+            message: "not a store".into(),
+        };
+        assert_eq!(code(store.into()), ExitCode::from(EXIT_INTERNAL));
+        let held = hierarag_annotate::StoreError::Exists {
+            path: "annotations.sqlite".into(),
+        };
+        assert_eq!(code(held.into()), ExitCode::from(EXIT_BAD_INPUT));
+        let cache = hierarag_llm::LlmError::Cache {
+            path: "cache.sqlite".into(),
+            message: "locked".into(),
+        };
+        assert_eq!(code(cache.into()), ExitCode::from(EXIT_INTERNAL));
+        // An error of no known type is the input's (a bad option, a wrong key).
+        assert_eq!(
+            code(anyhow::anyhow!("no such metric")),
+            ExitCode::from(EXIT_BAD_INPUT)
+        );
     }
 }
