@@ -35,10 +35,10 @@ pub(crate) fn create_parent(path: &Path) -> Result<(), AssetError> {
     Ok(())
 }
 
-/// Writes `path` through a temporary file of its own in the same directory and a rename, so
-/// readers see either the old file or the complete new one, never a partial write, and two
-/// processes writing it at once do not meet.
-pub(crate) fn write_atomic<F>(path: &Path, write: F) -> Result<(), AssetError>
+/// Writes `path` with `write` through [`AtomicFile::create_unique`] (a temporary file of its
+/// own in the same directory, then a rename), so readers see either the old file or the
+/// complete new one, never a partial write, and two processes writing it at once do not meet.
+pub(crate) fn write_with<F>(path: &Path, write: F) -> Result<(), AssetError>
 where
     F: FnOnce(&mut dyn Write) -> Result<(), AssetError>,
 {

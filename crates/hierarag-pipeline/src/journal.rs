@@ -499,8 +499,8 @@ pub fn write_values_atomic(path: &Path, values: &[&Value]) -> Result<(), Pipelin
     write_atomic(path, &bytes)
 }
 
-/// Writes bytes to `path` atomically ([`hierarag_fs::write_atomic`]: temporary file, sync,
-/// rename).
+/// [`hierarag_fs::write_atomic`] (temporary file, sync, rename) with the path in its error:
+/// not a second mechanism, the stages' error type over the one there is.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PipelineError> {
     hierarag_fs::write_atomic(path, bytes).map_err(|e| PipelineError::io(path, e))
 }
