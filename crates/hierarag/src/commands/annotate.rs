@@ -190,10 +190,7 @@ fn run_serve(args: &ServeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let n_items = store.items()?.len();
     drop(store);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = hierarag_run::stages::runtime()?;
     runtime.block_on(async {
         let listener = bind(args.host, args.port, &options).await?;
         let addr: SocketAddr = listener.local_addr()?;

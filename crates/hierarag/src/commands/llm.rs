@@ -57,10 +57,7 @@ fn ping(args: &LlmPingArgs, printer: Printer) -> anyhow::Result<ExitCode> {
             }),
         });
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = hierarag_run::stages::runtime()?;
     let reply = runtime.block_on(client.complete(&request))?;
     let completion = &reply.completion;
     let mut out = std::io::stdout().lock();
