@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use hierarag_lang::Language;
-use hierarag_llm::{ChatClient, ChatRequest, Message, f32_json};
+use hierarag_llm::{ChatClient, ChatRequest, Message, complete_parsed, f32_json};
 use hierarag_plan::PlanItem;
 use hierarag_taxonomy::Taxonomy;
 use serde_json::json;
@@ -429,23 +429,20 @@ impl Calls {
         request.max_tokens = self.settings.max_tokens;
         request.seed = Some(seed);
         request.json_schema = Some(candidates_schema(k));
-        let mut repairs_left = self.settings.repairs;
-        loop {
-            let reply = self.generator.complete(&request).await?;
-            let text = reply.completion.text;
-            match parse_candidates(&text) {
-                Ok(mut candidates) => {
-                    candidates.truncate(k);
-                    return Ok(Ok(candidates));
-                }
-                Err(problem) if repairs_left > 0 => {
-                    repairs_left -= 1;
-                    request.messages.push(Message::assistant(text));
-                    request.messages.push(repair_message(&problem, k));
-                }
-                Err(problem) => return Ok(Err(problem)),
-            }
-        }
+        let parsed = complete_parsed(
+            &self.generator,
+            request,
+            self.settings.repairs,
+            parse_candidates,
+            |problem| repair_message(problem, k),
+        )
+        .await?;
+        Ok(parsed
+            .map(|mut candidates| {
+                candidates.truncate(k);
+                candidates
+            })
+            .map_err(|unreadable| unreadable.problem))
     }
 
     /// One filter call (greedy), with repair messages while the reply cannot be read.
@@ -467,24 +464,21 @@ impl Calls {
         request.max_tokens = self.settings.filter_max_tokens;
         request.seed = Some(seed);
         request.json_schema = Some(verdicts_schema(candidates.len()));
-        let mut repairs_left = self.settings.repairs;
-        loop {
-            let reply = filter.complete(&request).await?;
-            let text = reply.completion.text;
-            match parse_verdicts(&text, candidates.len()) {
-                Ok(verdicts) => return Ok(Ok(verdicts)),
-                Err(problem) if repairs_left > 0 => {
-                    repairs_left -= 1;
-                    request.messages.push(Message::assistant(text));
-                    request.messages.push(Message::user(format!(
-                        "Your reply could not be read: {problem}. Reply again with JSON only: \
+        let parsed = complete_parsed(
+            filter,
+            request,
+            self.settings.repairs,
+            |text| parse_verdicts(text, candidates.len()),
+            |problem| {
+                Message::user(format!(
+                    "Your reply could not be read: {problem}. Reply again with JSON only: \
 {{\"verdicts\": [...]}} with one object per candidate, each with candidate, faithful, \
 fits_category, standalone and reason."
-                    )));
-                }
-                Err(problem) => return Ok(Err(problem)),
-            }
-        }
+                ))
+            },
+        )
+        .await?;
+        Ok(parsed.map_err(|unreadable| unreadable.problem))
     }
 }
 

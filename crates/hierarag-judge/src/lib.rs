@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use hierarag_generate::ModelInfo;
 pub use hierarag_lang::Language;
-use hierarag_llm::{ChatClient, ChatRequest, LlmError, Message};
+use hierarag_llm::{ChatClient, ChatRequest, LlmError, Message, complete_parsed};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -318,30 +318,16 @@ impl Inner {
                 & 0x7fff_ffff,
         );
         request.json_schema = Some(rubric_schema(task, scales));
-        let mut retries_left = self.settings.retries;
-        loop {
-            let reply = self
-                .client
-                .complete(&request)
-                .await
-                .map_err(|e| e.to_string())?;
-            let text = reply.completion.text;
-            match parse_scores(&text, scales) {
-                Ok(scores) => return Ok(scores),
-                Err(problem) if retries_left > 0 => {
-                    retries_left -= 1;
-                    request.messages.push(Message::assistant(text));
-                    request.messages.push(repair_message(&problem, scales));
-                }
-                Err(problem) => {
-                    return Err(format!(
-                        "{problem} (after {} repair message{})",
-                        self.settings.retries,
-                        if self.settings.retries == 1 { "" } else { "s" }
-                    ));
-                }
-            }
-        }
+        complete_parsed(
+            &self.client,
+            request,
+            self.settings.retries,
+            |text| parse_scores(text, scales),
+            |problem| repair_message(problem, scales),
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|unreadable| unreadable.describe())
     }
 }
 

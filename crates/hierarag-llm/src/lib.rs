@@ -67,6 +67,7 @@ mod error;
 mod http;
 mod json_client;
 mod openai;
+mod repair;
 mod retry;
 mod types;
 mod usage;
@@ -81,6 +82,7 @@ pub use embedder::Embedder;
 pub use error::{ConfigError, LlmError};
 pub use json_client::{DEFAULT_MAX_REPLY_BYTES, JsonClient, JsonReply, check_service_url};
 pub use openai::{OpenAiChat, OpenAiEmbeddings};
+pub use repair::{Unreadable, complete_parsed};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use types::{
     BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, JsonSchema, Message,

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use hierarag_generate::ModelInfo;
-use hierarag_llm::{ChatClient, ChatRequest, LlmError, Message, f32_json};
+use hierarag_llm::{ChatClient, ChatRequest, LlmError, complete_parsed, f32_json};
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -321,31 +321,16 @@ impl Inner {
             ) & 0x7fff_ffff,
         );
         request.json_schema = Some(choice_schema(&names));
-        let mut retries_left = self.settings.retries;
-        loop {
-            let reply = self
-                .client
-                .complete(&request)
-                .await
-                .map_err(|e| format!("dimension {}: {e}", dimension.key))?;
-            let text = reply.completion.text;
-            match parse_choice(&text, &names) {
-                Ok(name) => return Ok(name),
-                Err(problem) if retries_left > 0 => {
-                    retries_left -= 1;
-                    request.messages.push(Message::assistant(text));
-                    request.messages.push(repair_message(&problem, &names));
-                }
-                Err(problem) => {
-                    return Err(format!(
-                        "dimension {}: {problem} (after {} repair message{})",
-                        dimension.key,
-                        self.settings.retries,
-                        if self.settings.retries == 1 { "" } else { "s" }
-                    ));
-                }
-            }
-        }
+        complete_parsed(
+            &self.client,
+            request,
+            self.settings.retries,
+            |text| parse_choice(text, &names),
+            |problem| repair_message(problem, &names),
+        )
+        .await
+        .map_err(|e| format!("dimension {}: {e}", dimension.key))?
+        .map_err(|unreadable| format!("dimension {}: {}", dimension.key, unreadable.describe()))
     }
 }
 
