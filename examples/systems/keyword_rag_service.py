@@ -66,7 +66,7 @@ def handler(documents, token):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("corpus", help="a JSONL corpus with fields id and text")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=8765, help="0: any free port (printed)")
     parser.add_argument("--token-env", help="require this environment variable's bearer token")
     args = parser.parse_args()
     token = os.environ[args.token_env] if args.token_env else None

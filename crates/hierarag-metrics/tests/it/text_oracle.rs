@@ -151,6 +151,11 @@ impl Mismatches {
     fn check_bleu(&mut self, case: &str, got: &BleuScore, want: &BleuScore) {
         self.check_float(case, "bleu score", got.score, want.score, BLEU_TOLERANCE);
         self.check_float(case, "bleu bp", got.bp, want.bp, BLEU_TOLERANCE);
+        assert_eq!(
+            got.precisions.len(),
+            want.precisions.len(),
+            "{case}: bleu precisions"
+        );
         for (order_idx, (&got_p, &want_p)) in
             got.precisions.iter().zip(&want.precisions).enumerate()
         {

@@ -88,7 +88,10 @@ fn chi2_contingency_equals_scipy() {
                 close(ours.statistic, statistic, &case.name);
                 close_p(ours.p, case.p.unwrap(), &case.name);
                 assert_eq!(Some(ours.dof), case.dof, "{}", case.name);
-                for (row, theirs) in ours.expected.iter().zip(case.expected.as_ref().unwrap()) {
+                let expected = case.expected.as_ref().unwrap();
+                assert_eq!(ours.expected.len(), expected.len(), "{} rows", case.name);
+                for (row, theirs) in ours.expected.iter().zip(expected) {
+                    assert_eq!(row.len(), theirs.len(), "{} columns", case.name);
                     for (e, t) in row.iter().zip(theirs) {
                         close(*e, *t, &format!("{} expected", case.name));
                     }
@@ -111,6 +114,7 @@ fn additive_anova_equals_statsmodels_type_ii() {
             &format!("{} residual", case.name),
         );
         assert_eq!(ours.residual_df, case.residual.df, "{}", case.name);
+        assert_eq!(ours.terms.len(), case.terms.len(), "{} terms", case.name);
         for (k, (term, theirs)) in ours.terms.iter().zip(&case.terms).enumerate() {
             let what = format!("{} factor {k}", case.name);
             // A factor that copies another (f1 = f0 in these cases) adds nothing once the other

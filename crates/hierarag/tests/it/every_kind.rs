@@ -83,13 +83,22 @@ fn wait_for(path: &Path) -> String {
     }
 }
 
-/// A free port on 127.0.0.1 (bound, read, released).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// The port a server started with `--port 0` bound, from the first line it prints on
+/// stderr (`... http://127.0.0.1:PORT/...`); the rest of its stderr is drained in the
+/// background. The server holds the port from the moment it binds it: no other process can
+/// take it between a probe and the server's start.
+fn bound_port(child: &mut Child) -> u16 {
+    use std::io::BufRead;
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let after = line
+        .split("127.0.0.1:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap()
 }
 
 /// Twelve documents of about seventy words, each about a named topic.
@@ -139,17 +148,18 @@ fn a_run_with_a_system_of_every_kind_scores_and_reports_each() {
     );
     let llm_port = wait_for(&root.join("llm-port"));
     let examples = workspace_root().join("examples/systems");
-    let service_port = free_port();
-    let _service = Background(
+    let mut service = Background(
         Command::new(python())
             .arg(examples.join("keyword_rag_service.py"))
             .arg(&corpus)
-            .args(["--port", &service_port.to_string()])
+            .args(["--port", "0"])
             .stdin(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
     );
+    // It prints its address once it is listening.
+    let service_port = bound_port(&mut service.0);
     // Answers made elsewhere: context texts only, which the run finds in its index.
     let last_week: Vec<Value> = ["rq1-qc-0001", "rq1-at-0001", "rq1-lv-0001", "rq1-ph-0001"]
         .iter()
@@ -223,15 +233,6 @@ contexts = "passages"
         last_week = root.join("last_week.jsonl").display(),
     );
     std::fs::write(root.join("run.toml"), config).unwrap();
-    // The service is up once it answers.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", service_port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the keyword service did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 
     let out = Command::new(BIN)
         .env_remove("RUST_LOG")
