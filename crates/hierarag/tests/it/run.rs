@@ -6,7 +6,6 @@
 //! passage's first words; judge: a pair from a castle document rates poorly; embeddings:
 //! hashed bags of words), so two runs must write the same bytes. It waits a few milliseconds per request so that a kill lands mid-stage.
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
@@ -20,33 +19,19 @@ use serde_json::{Value, json};
 
 /// Starts the mock server on 127.0.0.1 in a background thread; returns its base URL.
 fn start_mock(delay_ms: u64) -> String {
-    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let app = axum::Router::new()
-                .route(
-                    "/v1/chat/completions",
-                    post(move |Json(body): Json<Value>| async move {
-                        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                        chat(&body)
-                    }),
-                )
-                .route(
-                    "/v1/embeddings",
-                    post(|Json(body): Json<Value>| async move { embeddings(&body) }),
-                );
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            sender.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    let address = receiver.recv().unwrap();
-    format!("http://{address}/v1")
+    let app = axum::Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(move |Json(body): Json<Value>| async move {
+                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+                chat(&body)
+            }),
+        )
+        .route(
+            "/v1/embeddings",
+            post(|Json(body): Json<Value>| async move { embeddings(&body) }),
+        );
+    format!("http://{}/v1", hierarag_test_support::serve(app))
 }
 
 fn reply(text: String) -> axum::response::Response {
@@ -510,32 +495,20 @@ fn start_refusing_mock() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsi
     use std::sync::atomic::{AtomicUsize, Ordering};
     let count = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&count);
-    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let app = axum::Router::new().fallback(move || {
-                let counted = Arc::clone(&counted);
-                async move {
-                    counted.fetch_add(1, Ordering::SeqCst);
-                    (
-                        StatusCode::UNAUTHORIZED,
-                        Json(
-                            json!({"error": {"message": "Incorrect API key provided: sk-wrong",
-                                              "type": "invalid_request_error"}}),
-                        ),
-                    )
-                }
-            });
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            sender.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
+    let app = axum::Router::new().fallback(move || {
+        let counted = Arc::clone(&counted);
+        async move {
+            counted.fetch_add(1, Ordering::SeqCst);
+            (
+                StatusCode::UNAUTHORIZED,
+                Json(
+                    json!({"error": {"message": "Incorrect API key provided: sk-wrong",
+                                      "type": "invalid_request_error"}}),
+                ),
+            )
+        }
     });
-    let address = receiver.recv().unwrap();
+    let address = hierarag_test_support::serve(app);
     (format!("http://{address}/v1"), count)
 }
 

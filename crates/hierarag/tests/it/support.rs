@@ -2,12 +2,12 @@
 //! the checks that read our files with Python's own parsers), the workspace root.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use assert_cmd::Command;
+pub use hierarag_test_support::{python, workspace_root};
 use serde_json::{Value, json};
 
 /// The binary under test.
@@ -18,27 +18,17 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_hierarag");
 pub fn start_chat_mock(reply: fn(&Value) -> Value) -> (String, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
-    let (sender, receiver) = std::sync::mpsc::channel::<SocketAddr>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let app = axum::Router::new().route(
-                "/v1/chat/completions",
-                axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-                    counted.fetch_add(1, Ordering::SeqCst);
-                    async move { axum::Json(reply(&body)) }
-                }),
-            );
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            sender.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (format!("http://{}/v1", receiver.recv().unwrap()), calls)
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async move { axum::Json(reply(&body)) }
+        }),
+    );
+    (
+        format!("http://{}/v1", hierarag_test_support::serve(app)),
+        calls,
+    )
 }
 
 /// A chat completion whose message is `content`, as the mock servers reply.
@@ -104,28 +94,6 @@ pub fn assert_close(actual: &Value, expected: f64, what: &str) {
 pub fn write_lines(path: &Path, records: &[Value]) {
     let text: String = records.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(path, text).unwrap();
-}
-
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_path_buf()
-}
-
-/// Python: `$HIERARAG_PYTHON` (scripts/test.sh points it at .venv-oracles), else the
-/// repository's .venv-oracles, else `python3`.
-pub fn python() -> PathBuf {
-    if let Some(python) = std::env::var_os("HIERARAG_PYTHON").filter(|p| !p.is_empty()) {
-        return PathBuf::from(python);
-    }
-    let venv = workspace_root().join(".venv-oracles/bin/python");
-    if venv.exists() {
-        venv
-    } else {
-        PathBuf::from("python3")
-    }
 }
 
 /// The rows of a CSV as Python's `csv.DictReader` reads them, which is what a spreadsheet's CSV
