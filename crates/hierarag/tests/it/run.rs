@@ -18,7 +18,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 /// Starts the mock server on 127.0.0.1 in a background thread; returns its base URL.
-fn start_mock(delay_ms: u64) -> String {
+pub(crate) fn start_mock(delay_ms: u64) -> String {
     let app = axum::Router::new()
         .route(
             "/v1/chat/completions",
