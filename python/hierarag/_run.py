@@ -343,12 +343,10 @@ class Run:
 
         if not _native.evaluate_system(os.fspath(self.path), system, quiet):
             raise HieraragError(["answer_with", "evaluate", system], 1)
-        scored = [
-            name
-            for name in self.systems
-            if (self.system_dir(name) / "scores.jsonl").is_file()
-            and (self.system_dir(name) / "scores.jsonl").stat().st_size > 0
-        ]
+        # The run's systems, listed once; compare itself leaves out those without scores.
+        listed = json.loads(_native.systems(os.fspath(self.path)))
+        scores = [Path(folder) / "scores.jsonl" for _, folder in listed]
+        scored = [path for path in scores if path.is_file() and path.stat().st_size > 0]
         if len(scored) >= 2:
             command("compare", self.path, quiet=True)
 

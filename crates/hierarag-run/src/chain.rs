@@ -358,7 +358,7 @@ or corpus changed: use a fresh --dir)",
                 )
             })
             .collect(),
-    )?;
+    );
     if systems.len() >= 2 && !without.is_empty() {
         reporter.warn(&format!(
             "compare: {} left out, with no scored answer",

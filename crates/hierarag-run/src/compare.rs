@@ -94,7 +94,7 @@ pub type NamedSystems = Vec<(String, SystemDir)>;
 /// `systems` split into those with scores to compare and the names of those without (no
 /// `scores.jsonl`, or an empty one: never answered, or every answer failed), which a
 /// comparison leaves out.
-pub fn with_scores(systems: NamedSystems) -> anyhow::Result<(NamedSystems, Vec<String>)> {
+pub fn with_scores(systems: NamedSystems) -> (NamedSystems, Vec<String>) {
     let mut scored = Vec::new();
     let mut without = Vec::new();
     for (name, dir) in systems {
@@ -104,7 +104,7 @@ pub fn with_scores(systems: NamedSystems) -> anyhow::Result<(NamedSystems, Vec<S
             without.push(name);
         }
     }
-    Ok((scored, without))
+    (scored, without)
 }
 
 /// Compares `systems` on the benchmark of `run` (the first run); fills in the question texts

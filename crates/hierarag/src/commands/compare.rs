@@ -19,7 +19,7 @@ pub fn run(args: &CompareArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let listed = hierarag_run::compare::systems_of_runs(&runs, args.systems.as_deref())?;
     // A system without scores (never answered, or every answer failed) is left out, so that
     // it cannot turn the comparison into one of no question.
-    let (systems, without) = hierarag_run::compare::with_scores(listed)?;
+    let (systems, without) = hierarag_run::compare::with_scores(listed);
     if !without.is_empty() {
         printer.warn(&format!(
             "left out, with no scores: {} (answer and evaluate them, or remove them with \
