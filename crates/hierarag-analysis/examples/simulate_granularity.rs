@@ -32,7 +32,7 @@
 use hierarag_analysis::{
     Analysis, LevelStats, Observation, PowerSettings, Scores, Settings, analyze, power,
 };
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

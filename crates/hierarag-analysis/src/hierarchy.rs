@@ -1,8 +1,8 @@
 //! Across levels of one dimension: Δ, the Coherence Ratio of each split, and the recommended
 //! granularity.
 
-use hierarag_plan::derive_seed;
 use hierarag_stats as stats;
+use hierarag_stats::derive_seed;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use serde::{Deserialize, Serialize};
 
 /// One scored question: its categories (one, or one per factor of a factorial cell) and its

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use hierarag_plan::derive_seed;
 use hierarag_stats as stats;
+use hierarag_stats::derive_seed;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;

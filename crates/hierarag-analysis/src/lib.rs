@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use hierarag_analysis::{Observation, Scores, Settings, analyze};
-//! use hierarag_plan::CategoryRef;
+//! use hierarag_records::CategoryRef;
 //! use hierarag_taxonomy::{Granularity, Taxonomy};
 //!
 //! let question = |id: &str, category: &str, cs: f64| Observation {
@@ -62,7 +62,6 @@ mod noise;
 mod power;
 mod refusals;
 mod tags;
-mod validation;
 
 use std::collections::BTreeMap;
 
@@ -73,6 +72,11 @@ pub use compare::{
     DimensionComparison, LevelComparison, LevelMetric, MetricOverall, MixedAnova, PairLevel,
     PairOverall, RankChanges, Separating, SystemCount, SystemLevel, SystemRecommendation,
     SystemScores, Unanswered, compare, default_threshold,
+};
+pub use hierarag_records::{
+    Agreement, BaselineTest, CategoryAgreement, CoherenceLink, JudgeAgreement, JudgeScale,
+    JudgeVsPerson, MetricAgreement, PairKappa, PickAgreement, Quality, ScaleAgreement, Share,
+    TaskAgreement,
 };
 pub use hierarchy::format_delta;
 pub use input::{Metric, Observation, Scores, Settings, Texts};
@@ -86,11 +90,6 @@ pub use refusals::{CategoryRefusals, RefusalCounts, Refusals, refusals};
 pub use tags::{
     AdjustedFactor, AdjustedModel, Confounder, SplitTagAgreement, TagAgreement, TagAnalysis,
     TaggedQuestion, TaggerAnnotator, analyze_tags,
-};
-pub use validation::{
-    Agreement, BaselineTest, CategoryAgreement, CoherenceLink, JudgeAgreement, JudgeScale,
-    JudgeVsPerson, MetricAgreement, PairKappa, PickAgreement, Quality, ScaleAgreement, Share,
-    TaskAgreement,
 };
 
 /// Analyses scored questions against a taxonomy (see the crate docs).

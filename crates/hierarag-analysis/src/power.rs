@@ -27,7 +27,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use hierarag_plan::derive_seed;
+use hierarag_stats::derive_seed;
 
 use crate::input::{Observation, Settings};
 use crate::levels::{self, LevelGroup};

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use hierarag_taxonomy::Granularity;
 use serde::{Deserialize, Serialize};
 

@@ -5,13 +5,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use hierarag_stats::{additive_anova, binomial_greater, chi2_contingency, point_biserial};
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use serde::{Deserialize, Serialize};
 
-use crate::validation::{BaselineTest, CoherenceLink, Share};
 use crate::{Analysis, Scores, Settings};
+use hierarag_records::{BaselineTest, CoherenceLink, Share};
 
 /// One benchmark question with its tags, as the tag analysis reads it.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,8 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::{Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION, Rating};
 
-/// The agreement file of a run directory.
-pub const AGREEMENT_FILE: &str = "agreement.json";
+pub use hierarag_records::AGREEMENT_FILE;
 
 /// The parent of every category that has one, per dimension: the taxonomy as it was when the
 /// sample was drawn (kept in the store's meta under [`CategoryParents::META_KEY`]), so that a

@@ -22,7 +22,7 @@
 //!
 //! ```
 //! use hierarag_annotate::{CategoryParents, Rating, Store, agreement, sample, Question, SampleOptions};
-//! use hierarag_plan::CategoryRef;
+//! use hierarag_records::CategoryRef;
 //! use hierarag_taxonomy::{Granularity, Taxonomy};
 //!
 //! let taxonomy = Taxonomy::default_taxonomy();

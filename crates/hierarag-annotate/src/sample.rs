@@ -4,7 +4,8 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use hierarag_plan::{CategoryRef, derive_seed};
+use hierarag_records::CategoryRef;
+use hierarag_stats::derive_seed;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;

@@ -10,8 +10,7 @@ use rand::rngs::OsRng;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
-/// The store's file name inside a run directory.
-pub const ANNOTATIONS_FILE: &str = "annotations.sqlite";
+pub use hierarag_records::ANNOTATIONS_FILE;
 
 /// The schema version kept in SQLite's `user_version`; bumped when the tables change.
 const SCHEMA_VERSION: i64 = 2;

@@ -9,11 +9,12 @@ use hierarag_taxonomy::Taxonomy;
 use serde_json::json;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::parse::{Candidate, Verdict, parse_candidates, parse_verdicts};
+use crate::parse::{Candidate, parse_candidates, parse_verdicts};
 use crate::prompt::{
     QuestionSpec, SourceDocument, candidates_schema, document_reference, filter_messages,
     generation_messages, repair_message, verdicts_schema,
 };
+use crate::record::Verdict;
 use crate::record::{BenchmarkRecord, FilterOutcome, ModelInfo, RejectKind, RejectRecord};
 
 /// How questions are generated and filtered.

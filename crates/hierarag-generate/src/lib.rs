@@ -36,8 +36,8 @@ pub mod prompt;
 mod record;
 
 pub use generator::{GenerateSettings, Generator, ItemOutcome};
-pub use parse::{Candidate, Verdict, parse_candidates, parse_verdicts};
+pub use parse::{Candidate, parse_candidates, parse_verdicts};
 pub use prompt::{QuestionSpec, SourceDocument};
 pub use record::{
-    BenchmarkRecord, FilterOutcome, ImportSource, ModelInfo, RejectKind, RejectRecord,
+    BenchmarkRecord, FilterOutcome, ImportSource, ModelInfo, RejectKind, RejectRecord, Verdict,
 };

@@ -4,6 +4,7 @@
 //! array, prose around an object, or `Question:`/`Answer:` pairs. Each reader tries these in
 //! turn and says what it found when nothing fits, so the repair message can quote it.
 
+use hierarag_records::Verdict;
 use serde_json::Value;
 
 /// One question and its reference answer, as the generator wrote them.
@@ -11,45 +12,6 @@ use serde_json::Value;
 pub struct Candidate {
     pub question: String,
     pub answer: String,
-}
-
-/// The filter's judgement of one candidate.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Verdict {
-    /// The answer is correct and supported by the document(s).
-    pub faithful: bool,
-    /// The question has the requested characteristics.
-    pub fits_category: bool,
-    /// The question can be understood without the document(s).
-    pub standalone: bool,
-    /// The filter's words, when it gave any.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-}
-
-impl Verdict {
-    pub fn passed(&self) -> bool {
-        self.faithful && self.fits_category && self.standalone
-    }
-
-    /// Which checks failed, in words, with the filter's own reason appended.
-    pub fn failure(&self) -> String {
-        let mut failed = Vec::new();
-        if !self.faithful {
-            failed.push("not faithful to the document");
-        }
-        if !self.fits_category {
-            failed.push("does not fit the category");
-        }
-        if !self.standalone {
-            failed.push("does not stand alone");
-        }
-        let mut text = failed.join("; ");
-        if !self.reason.trim().is_empty() {
-            text.push_str(&format!(" (filter: {})", self.reason.trim()));
-        }
-        text
-    }
 }
 
 /// Reads candidates from a reply: a `{"candidates": [...]}` object (or any object holding one

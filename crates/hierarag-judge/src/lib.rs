@@ -31,9 +31,10 @@ mod rubric;
 
 use std::sync::Arc;
 
-use hierarag_generate::ModelInfo;
 pub use hierarag_lang::Language;
 use hierarag_llm::{ChatClient, ChatRequest, LlmError, Message, complete_parsed};
+use hierarag_records::ModelInfo;
+pub use hierarag_records::{AnswerGrade, PairRating};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -75,45 +76,6 @@ pub struct AnswerInput {
     pub refused: bool,
     /// The question is marked unanswerable: its right answer is a refusal.
     pub unanswerable: bool,
-}
-
-/// The judge's grade of one system answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnswerGrade {
-    pub id: String,
-    /// 0 wrong … 3 fully correct.
-    pub correctness: u8,
-    /// 0 none … 2 severe; absent when the judge was shown no passage to check the answer
-    /// against (`no_passages`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hallucination: Option<u8>,
-    pub reason: String,
-    /// Graded by the refusal rule, without a call.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub by_rule: bool,
-    /// The system gave no passage (or none could be read): correctness is graded against the
-    /// reference as usual, hallucination is not graded.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub no_passages: bool,
-    pub judge: ModelInfo,
-}
-
-impl AnswerGrade {
-    /// Correctness on 0–1: the `judge` metric.
-    pub fn normalised(&self) -> f64 {
-        f64::from(self.correctness) / f64::from(CORRECTNESS.max)
-    }
-}
-
-/// The judge's rating of one benchmark QA pair, on the human annotators' scales.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PairRating {
-    pub id: String,
-    pub correctness: u8,
-    pub hallucination: u8,
-    pub answerability: u8,
-    pub reason: String,
-    pub judge: ModelInfo,
 }
 
 /// The quality screen of a generated benchmark (`[judge.screen]`): a pair is kept when the

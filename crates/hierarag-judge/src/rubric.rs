@@ -20,7 +20,7 @@ pub struct Scale {
 /// Correctness of an answer (or a reference) against what it should say.
 pub const CORRECTNESS: Scale = Scale {
     field: "correctness",
-    max: 3,
+    max: hierarag_records::CORRECTNESS_MAX,
     anchors: &[
         "wrong, or does not answer the question",
         "partly correct: a main point is missing or wrong",

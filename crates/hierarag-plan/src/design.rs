@@ -6,6 +6,8 @@ use std::str::FromStr;
 use hierarag_taxonomy::{Dimension, Granularity, Taxonomy};
 use serde::{Deserialize, Serialize};
 
+pub use hierarag_records::CategoryRef;
+
 use crate::error::{PlanError, list};
 
 /// The built-in designs of the paper, plus `custom` (cells listed in a run config).
@@ -38,14 +40,6 @@ impl fmt::Display for DesignKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// One category of one dimension, as it appears in plans and benchmarks.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct CategoryRef {
-    pub dimension: String,
-    pub level: Granularity,
-    pub category: String,
 }
 
 /// A combination of categories (one per dimension) that items are generated for.

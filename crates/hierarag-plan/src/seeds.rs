@@ -3,12 +3,8 @@
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-/// A 64-bit seed for the random choice named `label` (xxh3 of the label, keyed by the seed).
-pub fn derive_seed(seed: u64, label: &str) -> u64 {
-    xxh3_64_with_seed(label.as_bytes(), seed)
-}
+pub use hierarag_stats::derive_seed;
 
 /// The random stream for the choice named `label`.
 pub(crate) fn rng(seed: u64, label: &str) -> ChaCha8Rng {

@@ -47,7 +47,6 @@ pub mod import;
 pub mod index;
 pub mod judge;
 pub mod language;
-pub mod layout;
 pub mod manifest;
 pub mod models;
 pub mod plan;
@@ -61,6 +60,7 @@ pub mod tag;
 pub mod taxonomy;
 pub mod text;
 
+pub use hierarag_records::layout;
 pub use layout::{RunDir, SystemDir};
 pub use manifest::Manifest;
 pub use reporter::{Counter, Reporter, Silent};

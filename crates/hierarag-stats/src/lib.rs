@@ -73,4 +73,6 @@ pub use linear::{AdditiveAnova, additive_anova};
 pub use mixed::{MixedAnova, MixedTerm, mixed_anova};
 pub use multiple::holm;
 pub use paired::{PairedT, Wilcoxon, WilcoxonMethod, kendall_tau_b, paired_t, wilcoxon};
-pub use resample::{Interval, bootstrap_p, percentile_interval, permutation_p, resample_indices};
+pub use resample::{
+    Interval, bootstrap_p, derive_seed, percentile_interval, permutation_p, resample_indices,
+};

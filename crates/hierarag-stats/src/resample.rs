@@ -1,8 +1,16 @@
-//! Resampling: bootstrap percentile intervals, permutation p-values and seeded resampling indices.
+//! Resampling: bootstrap percentile intervals, permutation p-values and seeded resampling
+//! indices, and the seeds of every random choice.
 
 use rand::Rng;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::describe::percentile_of_sorted;
+
+/// A 64-bit seed for the random choice named `label` (xxh3 of the label, keyed by the seed):
+/// every random choice has its own stream, so that one choice never shifts another.
+pub fn derive_seed(seed: u64, label: &str) -> u64 {
+    xxh3_64_with_seed(label.as_bytes(), seed)
+}
 
 /// A percentile interval of bootstrap replicates.
 #[derive(Debug, Clone, Copy, PartialEq)]

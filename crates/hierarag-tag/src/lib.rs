@@ -24,13 +24,14 @@
 //! # }
 //! ```
 
+pub use hierarag_records::{DimensionTag, TagRecord};
 mod prompt;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use hierarag_generate::ModelInfo;
 use hierarag_llm::{ChatClient, ChatRequest, LlmError, complete_parsed, f32_json};
+use hierarag_records::ModelInfo;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -80,30 +81,6 @@ pub struct Example {
     pub dimension: String,
     pub category: String,
     pub question: String,
-}
-
-/// One line of `tags.jsonl`: a question's labels on every tagged dimension.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TagRecord {
-    /// The benchmark question's id.
-    pub id: String,
-    /// Per dimension key.
-    pub tags: BTreeMap<String, DimensionTag>,
-    pub tagger: ModelInfo,
-}
-
-/// A question's labels on one dimension.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DimensionTag {
-    /// The category at each level of the dimension: the chosen finest one and its parents.
-    pub categories: BTreeMap<Granularity, String>,
-    /// With more than one vote: per level, the share of votes whose category at that level is
-    /// the chosen one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<BTreeMap<Granularity, f64>>,
-    /// With more than one vote: each vote's finest category, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub votes: Option<Vec<String>>,
 }
 
 /// One category a tagger may choose: a category of the dimension's finest level.

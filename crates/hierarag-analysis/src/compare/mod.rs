@@ -21,8 +21,8 @@ mod model;
 
 use std::collections::HashMap;
 
-use hierarag_plan::derive_seed;
 use hierarag_stats as stats;
+use hierarag_stats::derive_seed;
 use hierarag_taxonomy::Taxonomy;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -1,6 +1,6 @@
 //! What the comparison produces: `comparison.json`.
 
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use hierarag_taxonomy::Granularity;
 use serde::{Deserialize, Serialize};
 

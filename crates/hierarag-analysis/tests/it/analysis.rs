@@ -2,7 +2,7 @@
 //! check, and the shapes it must survive.
 
 use hierarag_analysis::{Calibration, Metric, Observation, Scores, Settings, analyze};
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use proptest::prelude::*;
 

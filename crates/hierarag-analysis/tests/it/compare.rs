@@ -6,7 +6,7 @@
 use hierarag_analysis::{
     Comparison, LevelMetric, Metric, Observation, Scores, Settings, SystemScores, compare,
 };
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

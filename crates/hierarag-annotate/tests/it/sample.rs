@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use hierarag_annotate::{Question, SampleError, SampleOptions, Store, sample};
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 
 const FINE: [&str; 8] = [

@@ -2,6 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
+/// The annotation store of a run (`hierarag annotate`).
+pub const ANNOTATIONS_FILE: &str = "annotations.sqlite";
+
+/// The agreement of the annotators with each other and with the judge.
+pub const AGREEMENT_FILE: &str = "agreement.json";
+
 /// A run directory and the names of its files.
 ///
 /// ```text
@@ -141,12 +147,12 @@ impl RunDir {
 
     /// The human ratings (`hierarag annotate`).
     pub fn annotations(&self) -> PathBuf {
-        self.root.join(hierarag_annotate::ANNOTATIONS_FILE)
+        self.root.join(ANNOTATIONS_FILE)
     }
 
     /// The agreement of the human ratings (`hierarag annotate agreement`).
     pub fn agreement(&self) -> PathBuf {
-        self.root.join(hierarag_annotate::AGREEMENT_FILE)
+        self.root.join(AGREEMENT_FILE)
     }
 }
 

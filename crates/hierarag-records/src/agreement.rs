@@ -1,6 +1,6 @@
-//! Human validation: agreement of annotators with each other and with the benchmark (docs/design.md,
-//! "Human validation"). The types live here, with the rest of `analysis.json`; `hierarag-annotate` computes
-//! them from the ratings.
+//! The record of human validation, `agreement.json`: agreement of annotators with each other and
+//! with the benchmark (docs/design.md, "Human validation"). `hierarag-annotate` computes it from
+//! the ratings; the analysis carries it into `analysis.json` and the report.
 
 use serde::{Deserialize, Serialize};
 
