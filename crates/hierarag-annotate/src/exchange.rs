@@ -7,11 +7,11 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::{Read, Write};
 
-use crate::spreadsheet::{neutralize_cell, restore_cell};
 use crate::store::{
     Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION, Rating, Store, StoreError,
     check_pick, validate_annotator_name,
 };
+use hierarag_fs::{neutralize_cell, restore_cell};
 
 /// The columns of an export, in order. Import reads the first seven and ignores the rest
 /// (the question, reference, the system answer an answer-task item rates, and the choices are

@@ -71,7 +71,7 @@ pub mod agreement;
 pub mod exchange;
 pub mod judged;
 pub mod sample;
-pub mod spreadsheet;
+pub use hierarag_fs::spreadsheet;
 pub mod store;
 
 pub use agreement::{
@@ -83,6 +83,7 @@ pub use exchange::{
     CSV_COLUMNS, ImportError, ImportSummary, ParsedRatings, RowError, import_csv, read_csv,
     write_csv,
 };
+pub use hierarag_fs::{FORMULA_STARTS, neutralize_cell, restore_cell};
 pub use judged::{
     FAIR, GOOD, JudgeAgreement, JudgeInputs, JudgeScale, JudgeVsPerson, MetricAgreement,
     TaskAgreement, judge_agreement,
@@ -90,7 +91,6 @@ pub use judged::{
 pub use sample::{
     Question, Sample, SampleError, SampleOptions, Stratum, allocate, sample, sample_with_first,
 };
-pub use spreadsheet::{FORMULA_STARTS, neutralize_cell, restore_cell};
 pub use store::{
     ANNOTATIONS_FILE, Annotator, Item, MAX_ANSWERABILITY, MAX_CORRECTNESS, MAX_HALLUCINATION,
     Rating, Store, StoreError, SystemAnswer, lock_store, now_unix_s,

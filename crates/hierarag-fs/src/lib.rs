@@ -36,9 +36,11 @@
 
 mod fault;
 mod lock;
+pub mod spreadsheet;
 
 pub use fault::{Blame, Fault};
 pub use lock::{Lock, LockError};
+pub use spreadsheet::{FORMULA_STARTS, neutralize_cell, restore_cell};
 
 use std::ffi::OsString;
 use std::fs::File;

@@ -18,6 +18,7 @@
 mod error;
 mod journal;
 mod pool;
+mod reporter;
 mod stages;
 
 pub use error::PipelineError;
@@ -25,6 +26,7 @@ pub use journal::{
     Journal, file_fingerprint, file_sha256, has_records, read_input, read_records, read_values,
     retain_records, sort_records, write_atomic, write_values_atomic,
 };
+pub use reporter::{Counter, Reporter, Silent, StageProgress};
 pub use stages::{
     AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, JudgeStage, NoProgress,
     Progress, RatePairsStage, ScoreRecord, StageOutcome, SystemAnswerStage, TagStage, answer_seed,

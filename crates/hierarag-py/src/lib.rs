@@ -201,7 +201,7 @@ fn evaluate_system(py: Python<'_>, run_dir: &str, system: &str, quiet: bool) -> 
     let reporter = hierarag::reporter(quiet);
     let scored = py.detach(|| -> anyhow::Result<bool> {
         let _lock = run.lock()?;
-        let config = hierarag_run::config::scoring_config_of_run(&run)?;
+        let config = hierarag_run::manifest::scoring_config_of_run(&run)?;
         let (_, folder) = hierarag_run::systems::system_of_run(&run, Some(system))?;
         let outcome = hierarag_run::stages::evaluate(
             &config,

@@ -22,7 +22,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::config::CorpusSection;
 use crate::layout::RunDir;
 use crate::manifest::Manifest;
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 /// What to draw, and where the documents come from when not from the run's own config.
 #[derive(Debug, Clone, Default)]

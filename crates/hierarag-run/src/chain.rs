@@ -16,7 +16,7 @@ use crate::config::{RunConfig, SystemKind};
 use crate::layout::RunDir;
 use crate::manifest::{Manifest, OutputFile, StageRecord, now_unix_s};
 use crate::plan::{DesignOptions, DifferentPlan};
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 /// How `hierarag run` goes about its work.
 #[derive(Debug, Clone)]

@@ -1,14 +1,13 @@
 //! The corpus of a run: `wiki-sample` resolved to the fetched file, and the texts of the
 //! documents a stage needs, read in one streaming pass.
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use hierarag_assets::{Store, WIKI_SAMPLE, WheelSource};
-use hierarag_corpus::{CorpusSpec, OnError};
+use hierarag_corpus::CorpusSpec;
 
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 /// The name that stands for the built-in Wikipedia sample wherever a corpus path is expected.
 pub const WIKI_SAMPLE_NAME: &str = "wiki-sample";
@@ -36,28 +35,4 @@ pub fn resolve(spec: &CorpusSpec, reporter: &dyn Reporter) -> anyhow::Result<Cor
     Ok(resolved)
 }
 
-/// The texts of the documents `ids`, in one streaming pass over the corpus (it stops once
-/// all are found).
-pub fn collect_documents(
-    spec: &CorpusSpec,
-    on_error: OnError,
-    ids: &HashSet<&str>,
-    reporter: &dyn Reporter,
-) -> anyhow::Result<HashMap<String, String>> {
-    let counter = reporter.counter("reading the corpus for the documents needed", "read", None);
-    let mut found = HashMap::with_capacity(ids.len());
-    let mut documents = spec.documents(on_error)?;
-    for (n, document) in documents.by_ref().enumerate() {
-        let document = document?;
-        if ids.contains(document.id.as_str()) {
-            found.insert(document.id, document.text);
-            if found.len() == ids.len() {
-                break;
-            }
-        }
-        if n % 4096 == 0 {
-            counter.set_position(n as u64);
-        }
-    }
-    Ok(found)
-}
+pub use hierarag_interchange::collect_documents;

@@ -7,7 +7,7 @@ use anyhow::Context;
 use hierarag_corpus::{CorpusSpec, ReadSummary};
 use hierarag_index::{BuildOptions, BuildOutcome, build_index};
 
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 /// Builds (or finds up to date) the index of `spec` in `out`, reporting progress and a
 /// summary.

@@ -21,10 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::layout::{RunDir, SystemDir};
-use crate::manifest::now_unix_s;
 use crate::models::chat_client;
-use crate::reporter::{Reporter, StageProgress};
-use crate::stages::{record_stage, report, runtime, stage_counter, stage_key, usage};
+use crate::stages::{StageRun, runtime, stage_key, usage};
+use hierarag_pipeline::Reporter;
 
 /// Grades the answers (`answers_path`, normally the system's) not yet in `system`'s
 /// `judgements.jsonl` with the `[judge]`
@@ -41,10 +40,8 @@ pub fn judge_answers(
     label: Option<&str>,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let key = stage_key("judge", label);
-    let started = now_unix_s();
-    let root = system.root();
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let pass = StageRun::start(run, stage_key("judge", label), system.root(), reporter)?;
+    let key = pass.key().to_owned();
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
@@ -65,9 +62,7 @@ pub fn judge_answers(
         failures: &failures,
         concurrency: config.judge_concurrency,
     };
-    let counter = stage_counter(reporter, &key);
-    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
-    drop(counter);
+    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let graded = merge_grades(&system.scores(), &judgements)?;
     if system.scores().exists() {
         reporter.note(&format!(
@@ -76,20 +71,17 @@ pub fn judge_answers(
         ));
     }
     let usages = vec![usage("judge", &client, config.judge_llm())];
-    report(&key, &outcome, &usages, &failures, reporter);
     let scores = system.scores();
     let mut outputs = vec![judgements.as_path()];
     if scores.exists() {
         outputs.push(&scores);
     }
-    record_stage(
-        run,
-        &key,
-        started,
+    pass.finish(
         &outcome,
+        usages,
+        &failures,
         &[benchmark_path, answers_path],
         &outputs,
-        usages,
     )?;
     Ok(outcome)
 }
@@ -166,7 +158,7 @@ fn rate_benchmark(
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
     let key = "judge-benchmark";
-    let started = now_unix_s();
+    let pass = StageRun::start(run, key, run.root(), reporter)?;
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let needed: HashSet<&str> = benchmark
@@ -205,20 +197,9 @@ rates them against the documents that were",
         failures: &failures,
         concurrency: config.judge_concurrency,
     };
-    let counter = stage_counter(reporter, key);
-    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
-    drop(counter);
+    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let usages = vec![usage("judge", &client, config.judge_llm())];
-    report(key, &outcome, &usages, &failures, reporter);
-    record_stage(
-        run,
-        key,
-        started,
-        &outcome,
-        &[benchmark_path],
-        &[&ratings],
-        usages,
-    )?;
+    pass.finish(&outcome, usages, &failures, &[benchmark_path], &[&ratings])?;
     Ok(outcome)
 }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use hierarag_pipeline::{Failure, PipelineError, write_atomic};
 
+use crate::config::RunConfig;
 use crate::layout::RunDir;
 
 /// A run's manifest (docs/design.md, "Pipeline and run directory"): the resolved config, the tool version, seeds, model
@@ -120,4 +121,27 @@ impl Manifest {
         manifest.save(run)?;
         Ok(manifest)
     }
+}
+
+/// The settings a run's answers are scored with, as its manifest recorded them
+/// (`[embeddings]`, `[evaluate]`), the defaults for what it does not record: the config of a
+/// system added to a finished run (Python's `answer_with`), whose config file may be gone.
+pub fn scoring_config_of_run(run: &RunDir) -> anyhow::Result<RunConfig> {
+    let mut config = crate::config::model_config(None)?;
+    let manifest = Manifest::load(run)?;
+    let at = |table: &str, error: serde_json::Error| {
+        anyhow::anyhow!(
+            "{}: config.{table} is not a [{table}] table: {error}",
+            run.manifest().display()
+        )
+    };
+    if let Some(embeddings) = manifest.config.get("embeddings") {
+        config.embeddings =
+            serde_json::from_value(embeddings.clone()).map_err(|e| at("embeddings", e))?;
+    }
+    if let Some(evaluate) = manifest.config.get("evaluate") {
+        config.evaluate =
+            serde_json::from_value(evaluate.clone()).map_err(|e| at("evaluate", e))?;
+    }
+    Ok(config)
 }

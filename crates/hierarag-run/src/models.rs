@@ -14,7 +14,7 @@ use hierarag_models::minilm::MiniLm;
 use hierarag_smollm2::{LoadOptions, SmolLm2};
 
 use crate::config::{RunConfig, SystemKind};
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 /// A chat client for `config`, its response cache resolved against `run_dir`.
 pub fn chat_client(

@@ -10,7 +10,7 @@ use hierarag_plan::{
 };
 use hierarag_taxonomy::Taxonomy;
 
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 const DEFAULT_PER_DIMENSION: usize = 400;
 const DEFAULT_PER_CELL: usize = 250;

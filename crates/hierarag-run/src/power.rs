@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::CorpusSection;
 use crate::layout::RunDir;
 use crate::manifest::Manifest;
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 /// `power.json`: the plans, and what each would cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

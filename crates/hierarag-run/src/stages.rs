@@ -25,7 +25,7 @@ use crate::config::{CommandSystemConfig, FileSystem, HttpSystemConfig, RunConfig
 use crate::layout::{RunDir, SystemDir};
 use crate::manifest::{Manifest, OutputFile, StageRecord, StageUsage, now_unix_s};
 use crate::models::{chat_client, embedder};
-use crate::reporter::{Counter, Reporter, StageProgress};
+use hierarag_pipeline::{Reporter, StageProgress};
 
 /// A multi-threaded runtime for the stages.
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -50,92 +50,126 @@ pub(crate) fn usage(role: &str, client: &ChatClient, config: &LlmConfig) -> Stag
     }
 }
 
-/// Reports a stage's end: counts and usage as notes; why it stopped and its failures always.
-pub(crate) fn report(
-    stage: &str,
-    outcome: &StageOutcome,
-    usages: &[StageUsage],
-    failures_path: &Path,
-    reporter: &dyn Reporter,
-) {
-    reporter.note(&format!(
-        "{stage}: {} of {} done ({} from an earlier pass), {} failed, {:.1} s",
-        outcome.resumed + outcome.written,
-        outcome.items,
-        outcome.resumed,
-        outcome.failures.len(),
-        outcome.seconds
-    ));
-    for usage in usages {
-        let cost = usage
-            .cost
-            .map(|c| format!(", cost {c:.4}"))
-            .unwrap_or_default();
-        reporter.note(&format!("  {}: {}{cost}", usage.role, usage.summary));
-    }
-    if let Some(reason) = &outcome.stopped {
-        reporter.warn(&format!(
-            "{stage} stopped: {reason}; the items done are kept, rerun to go on once it is fixed"
-        ));
-    }
-    if !outcome.failures.is_empty() {
-        let mut lines = vec![format!(
-            "{stage}: {} item{} failed (listed in {}):",
-            outcome.failures.len(),
-            if outcome.failures.len() == 1 { "" } else { "s" },
-            failures_path.display()
-        )];
-        for failure in outcome.failures.iter().take(10) {
-            lines.push(format!("  {}: {}", failure.item_id, failure.reason));
-        }
-        if outcome.failures.len() > 10 {
-            lines.push(format!("  … and {} more", outcome.failures.len() - 10));
-        }
-        reporter.warn(&lines.join("\n"));
-    }
-}
-
-/// An output file's hash and record count (one record a line), in one read.
-fn output(path: &Path) -> anyhow::Result<OutputFile> {
-    let (sha256, records) = file_fingerprint(path)?.unwrap_or_default();
-    Ok(OutputFile { sha256, records })
-}
-
-/// Records a stage in the manifest of `run`.
-pub(crate) fn record_stage(
-    run: &RunDir,
-    stage: &str,
+/// One pass of a stage over a run directory, from its start to its manifest entry: the one
+/// way every stage starts (its folder made, the start time taken), shows its progress (a
+/// counter named after it while the pipeline's pass runs) and ends (counts, usage, why it
+/// stopped and its failures reported; inputs, outputs and usage recorded in the manifest).
+pub(crate) struct StageRun<'a> {
+    run: &'a RunDir,
+    key: String,
     started: u64,
-    outcome: &StageOutcome,
-    inputs: &[&Path],
-    outputs: &[&Path],
-    usage: Vec<StageUsage>,
-) -> anyhow::Result<()> {
-    let mut record = StageRecord {
-        started_unix_s: started,
-        finished_unix_s: now_unix_s(),
-        seconds: outcome.seconds,
-        items: outcome.items,
-        resumed: outcome.resumed,
-        written: outcome.written,
-        failed: outcome.failures.len(),
-        failures: outcome.failures.clone(),
-        stopped: outcome.stopped.clone(),
-        usage,
-        ..StageRecord::default()
-    };
-    for path in inputs {
-        if let Some(hash) = file_sha256(path)? {
-            record.inputs.insert(file_name(path), hash);
+    reporter: &'a dyn Reporter,
+}
+
+impl<'a> StageRun<'a> {
+    /// Starts the stage `key` of `run`, whose files go to `dir` (made here).
+    pub(crate) fn start(
+        run: &'a RunDir,
+        key: impl Into<String>,
+        dir: &Path,
+        reporter: &'a dyn Reporter,
+    ) -> anyhow::Result<StageRun<'a>> {
+        let started = now_unix_s();
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(StageRun {
+            run,
+            key: key.into(),
+            started,
+            reporter,
+        })
+    }
+
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The progress of the pipeline's pass: a counter of items, cleared when it is dropped
+    /// (pass it as a temporary: `stage.run(&run.progress())`).
+    pub(crate) fn progress(&self) -> StageProgress {
+        StageProgress(self.reporter.counter(&self.key, "items", Some(0)))
+    }
+
+    /// Reports the end of the pass and records it in the manifest: `inputs` hashed, `outputs`
+    /// hashed and counted, `usages` with their costs.
+    pub(crate) fn finish(
+        self,
+        outcome: &StageOutcome,
+        usages: Vec<StageUsage>,
+        failures_path: &Path,
+        inputs: &[&Path],
+        outputs: &[&Path],
+    ) -> anyhow::Result<()> {
+        self.report(outcome, &usages, failures_path);
+        let mut record = StageRecord {
+            started_unix_s: self.started,
+            finished_unix_s: now_unix_s(),
+            seconds: outcome.seconds,
+            items: outcome.items,
+            resumed: outcome.resumed,
+            written: outcome.written,
+            failed: outcome.failures.len(),
+            failures: outcome.failures.clone(),
+            stopped: outcome.stopped.clone(),
+            usage: usages,
+            ..StageRecord::default()
+        };
+        for path in inputs {
+            if let Some(hash) = file_sha256(path)? {
+                record.inputs.insert(file_name(path), hash);
+            }
+        }
+        for path in outputs {
+            let (sha256, records) = file_fingerprint(path)?.unwrap_or_default();
+            record
+                .outputs
+                .insert(file_name(path), OutputFile { sha256, records });
+        }
+        Manifest::update(self.run, |manifest| {
+            manifest.stages.insert(self.key, record);
+        })?;
+        Ok(())
+    }
+
+    /// Counts and usage as notes; why the stage stopped and its failures always.
+    fn report(&self, outcome: &StageOutcome, usages: &[StageUsage], failures_path: &Path) {
+        let (stage, reporter) = (&self.key, self.reporter);
+        reporter.note(&format!(
+            "{stage}: {} of {} done ({} from an earlier pass), {} failed, {:.1} s",
+            outcome.resumed + outcome.written,
+            outcome.items,
+            outcome.resumed,
+            outcome.failures.len(),
+            outcome.seconds
+        ));
+        for usage in usages {
+            let cost = usage
+                .cost
+                .map(|c| format!(", cost {c:.4}"))
+                .unwrap_or_default();
+            reporter.note(&format!("  {}: {}{cost}", usage.role, usage.summary));
+        }
+        if let Some(reason) = &outcome.stopped {
+            reporter.warn(&format!(
+                "{stage} stopped: {reason}; the items done are kept, rerun to go on once it is \
+fixed"
+            ));
+        }
+        if !outcome.failures.is_empty() {
+            let mut lines = vec![format!(
+                "{stage}: {} item{} failed (listed in {}):",
+                outcome.failures.len(),
+                if outcome.failures.len() == 1 { "" } else { "s" },
+                failures_path.display()
+            )];
+            for failure in outcome.failures.iter().take(10) {
+                lines.push(format!("  {}: {}", failure.item_id, failure.reason));
+            }
+            if outcome.failures.len() > 10 {
+                lines.push(format!("  … and {} more", outcome.failures.len() - 10));
+            }
+            reporter.warn(&lines.join("\n"));
         }
     }
-    for path in outputs {
-        record.outputs.insert(file_name(path), output(path)?);
-    }
-    Manifest::update(run, |manifest| {
-        manifest.stages.insert(stage.to_string(), record);
-    })?;
-    Ok(())
 }
 
 fn file_name(path: &Path) -> String {
@@ -143,11 +177,6 @@ fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
-}
-
-/// A stage's counter as the pipeline's progress.
-pub(crate) fn stage_counter(reporter: &dyn Reporter, stage: &str) -> Box<dyn Counter> {
-    reporter.counter(stage, "items", Some(0))
 }
 
 /// The generate stage: plan + corpus → the run's benchmark and rejects.
@@ -159,9 +188,8 @@ pub fn generate(
     on_error: OnError,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let started = now_unix_s();
     let root = run.root();
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let pass = StageRun::start(run, "generate", root, reporter)?;
     let plan = read_plan(plan_path)?;
     let taxonomy = crate::taxonomy::load(config.taxonomy.as_deref())?;
     let needed: HashSet<&str> = plan
@@ -193,9 +221,7 @@ pub fn generate(
         screened: &run.screened(),
         concurrency: config.generate_concurrency,
     };
-    let counter = stage_counter(reporter, "generate");
-    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
-    drop(counter);
+    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let mut usages = vec![usage(
         "generator",
         &generator_client,
@@ -204,15 +230,12 @@ pub fn generate(
     if let Some(filter) = &filter_client {
         usages.push(usage("filter", filter, config.filter_llm()));
     }
-    report("generate", &outcome, &usages, &failures, reporter);
-    record_stage(
-        run,
-        "generate",
-        started,
+    pass.finish(
         &outcome,
+        usages,
+        &failures,
         &[plan_path],
         &[&benchmark, &rejects],
-        usages,
     )?;
     Ok(outcome)
 }
@@ -306,10 +329,7 @@ pub fn answer(
     label: Option<&str>,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let key = stage_key("answer", label);
-    let started = now_unix_s();
-    let root = system.root();
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let pass = StageRun::start(run, stage_key("answer", label), system.root(), reporter)?;
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let runtime = runtime()?;
@@ -331,20 +351,9 @@ pub fn answer(
         concurrency: config.answer_concurrency,
         seed: config.run.seed,
     };
-    let counter = stage_counter(reporter, &key);
-    let outcome = runtime.block_on(stage.run(&StageProgress(&*counter)))?;
-    drop(counter);
+    let outcome = runtime.block_on(stage.run(&pass.progress()))?;
     let usages = vec![usage("answerer", &answer_client, config.answerer_llm())];
-    report(&key, &outcome, &usages, &failures, reporter);
-    record_stage(
-        run,
-        &key,
-        started,
-        &outcome,
-        &[benchmark_path],
-        &[&answers],
-        usages,
-    )?;
+    pass.finish(&outcome, usages, &failures, &[benchmark_path], &[&answers])?;
     Ok(outcome)
 }
 
@@ -358,15 +367,12 @@ pub fn evaluate(
     label: Option<&str>,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let key = stage_key("evaluate", label);
-    let started = now_unix_s();
-    let root = system.root();
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let pass = StageRun::start(run, stage_key("evaluate", label), system.root(), reporter)?;
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
     let language = crate::language::of_run(Some(config), run);
-    warn_language(&key, language, config, &benchmark, &answers, reporter);
+    warn_language(pass.key(), language, config, &benchmark, &answers, reporter);
     let embedder = Arc::new(embedder(&config.embeddings, run.root(), reporter)?);
     let (scores, failures) = (system.scores(), system.failures("evaluate"));
     let stage = EvaluateStage {
@@ -378,9 +384,7 @@ pub fn evaluate(
         batch: config.evaluate.batch,
         tokenizers: TextTokenizers::for_language(language),
     };
-    let counter = stage_counter(reporter, &key);
-    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
-    drop(counter);
+    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     // Scores made after the judge graded their answers carry its grades too.
     if system.judgements().exists() {
         hierarag_pipeline::merge_grades(&scores, &system.judgements())?;
@@ -390,15 +394,12 @@ pub fn evaluate(
         cost: None,
         summary: embedder.usage(),
     }];
-    report(&key, &outcome, &usages, &failures, reporter);
-    record_stage(
-        run,
-        &key,
-        started,
+    pass.finish(
         &outcome,
+        usages,
+        &failures,
         &[benchmark_path, answers_path],
         &[&scores],
-        usages,
     )?;
     Ok(outcome)
 }
@@ -440,11 +441,14 @@ pub fn import_answers(
     system: &SystemDir,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let started = now_unix_s();
+    let pass = StageRun::start(
+        run,
+        stage_key("answer", Some(name)),
+        system.root(),
+        reporter,
+    )?;
     let clock = std::time::Instant::now();
-    let key = stage_key("answer", Some(name));
-    let root = system.root();
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let key = pass.key().to_owned();
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let mut rows = crate::systems::read_rows(file)
@@ -552,15 +556,12 @@ in the index); their retrieval metrics (AP, nDCG@10, Recall@10, RR) are absent",
         seconds: clock.elapsed().as_secs_f64(),
         stopped: None,
     };
-    report(&key, &outcome, &[], &failures_path, reporter);
-    record_stage(
-        run,
-        &key,
-        started,
+    pass.finish(
         &outcome,
+        Vec::new(),
+        &failures_path,
         &[benchmark_path, &file.path],
         &[&system.answers()],
-        Vec::new(),
     )?;
     Ok(outcome)
 }
@@ -579,11 +580,11 @@ pub fn answer_with_command(
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
     let SystemStage {
-        started,
-        key,
+        pass,
         benchmark,
         index,
-    } = SystemStage::start(benchmark_path, index_dir, name, system)?;
+    } = SystemStage::start(run, benchmark_path, index_dir, name, system, reporter)?;
+    let key = pass.key().to_owned();
     let log = system.root().join("command.log");
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
@@ -602,15 +603,8 @@ pub fn answer_with_command(
             index: index.as_ref(),
             language: crate::language::of_run(None, run),
         };
-        let outcome = run_system_stage(
-            &key,
-            &benchmark,
-            &answers,
-            system,
-            command.concurrency,
-            reporter,
-        )
-        .await?;
+        let outcome =
+            run_system_stage(&pass, &benchmark, &answers, system, command.concurrency).await?;
         if answers.program.restarts() > 0 {
             reporter.warn(&format!(
                 "{key}: the program exited and was started again {} time{} (see {})",
@@ -625,16 +619,12 @@ pub fn answer_with_command(
         }
         anyhow::Ok(outcome)
     })?;
-    drop(runtime);
-    report(&key, &outcome, &[], &system.failures("answer"), reporter);
-    record_stage(
-        run,
-        &key,
-        started,
+    pass.finish(
         &outcome,
+        Vec::new(),
+        &system.failures("answer"),
         &[benchmark_path],
         &[&system.answers()],
-        Vec::new(),
     )?;
     Ok(outcome)
 }
@@ -657,11 +647,10 @@ pub fn answer_with_http(
         .headers_from_env()
         .map_err(|message| anyhow::anyhow!("[system {name}]: {message}"))?;
     let SystemStage {
-        started,
-        key,
+        pass,
         benchmark,
         index,
-    } = SystemStage::start(benchmark_path, index_dir, name, system)?;
+    } = SystemStage::start(run, benchmark_path, index_dir, name, system, reporter)?;
     let root = system.root();
     // One latency line per answered question: lines of questions whose answer was never
     // written (a pass that stopped between the two, on a full disk say) go, since the
@@ -691,34 +680,26 @@ pub fn answer_with_http(
         )?;
         // Twice the requests in flight, so that the next question is ready when a reply frees
         // a slot (its record written meanwhile).
-        let outcome = run_system_stage(
-            &key,
-            &benchmark,
-            &answers,
-            system,
-            2 * http.concurrency,
-            reporter,
-        )
-        .await?;
+        let outcome =
+            run_system_stage(&pass, &benchmark, &answers, system, 2 * http.concurrency).await?;
         anyhow::Ok((
             outcome,
             answers.service.usage(),
             answers.latency_quantiles(),
         ))
     })?;
-    drop(runtime);
     let usages = vec![StageUsage {
         role: "service".into(),
         summary: usage,
         cost: None,
     }];
-    report(
-        &key,
+    pass.finish(
         &outcome,
-        &usages,
+        usages,
         &system.failures("answer"),
-        reporter,
-    );
+        &[benchmark_path],
+        &[&system.answers()],
+    )?;
     if let Some((median, p95)) = quantiles {
         reporter.note(&format!(
             "  latency of the calls made: median {median:.0} ms, 95th percentile {p95:.0} ms \
@@ -726,15 +707,6 @@ pub fn answer_with_http(
             root.join("latency.jsonl").display()
         ));
     }
-    record_stage(
-        run,
-        &key,
-        started,
-        &outcome,
-        &[benchmark_path],
-        &[&system.answers()],
-        usages,
-    )?;
     Ok(outcome)
 }
 
@@ -762,11 +734,18 @@ pub fn answer_with_function(
     let system = run.system(name);
     let index_dir = run.index();
     let SystemStage {
-        started,
-        key,
+        pass,
         benchmark,
         index,
-    } = SystemStage::start(&run.benchmark(), Some(&index_dir), name, &system)?;
+    } = SystemStage::start(
+        run,
+        &run.benchmark(),
+        Some(&index_dir),
+        name,
+        &system,
+        reporter,
+    )?;
+    let key = pass.key().to_owned();
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
         let answers = crate::systems::FunctionAnswers {
@@ -775,14 +754,7 @@ pub fn answer_with_function(
             index: index.as_ref(),
             language: crate::language::of_run(None, run),
         };
-        let stage = run_system_stage(
-            &key,
-            &benchmark,
-            &answers,
-            &system,
-            concurrency.max(1),
-            reporter,
-        );
+        let stage = run_system_stage(&pass, &benchmark, &answers, &system, concurrency.max(1));
         let watch = async {
             let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
             loop {
@@ -814,41 +786,42 @@ pub fn answer_with_function(
         )?;
     }
     let outcome = outcome?;
-    report(&key, &outcome, &[], &system.failures("answer"), reporter);
-    record_stage(
-        run,
-        &key,
-        started,
+    pass.finish(
         &outcome,
+        Vec::new(),
+        &system.failures("answer"),
         &[&run.benchmark()],
         &[&system.answers()],
-        Vec::new(),
     )?;
     Ok(outcome)
 }
 
 /// What the answer stage of a system asked one question at a time starts from.
-struct SystemStage {
-    started: u64,
-    key: String,
+struct SystemStage<'a> {
+    pass: StageRun<'a>,
     benchmark: Vec<BenchmarkRecord>,
     index: Option<hierarag_index::Bm25Index>,
 }
 
-impl SystemStage {
-    /// The system's folder made, the benchmark read, the index opened when there is one.
+impl<'a> SystemStage<'a> {
+    /// The stage started (the system's folder made), the benchmark read, the index opened
+    /// when there is one.
     fn start(
+        run: &'a RunDir,
         benchmark_path: &Path,
         index_dir: Option<&Path>,
         name: &str,
         system: &SystemDir,
-    ) -> anyhow::Result<SystemStage> {
-        let started = now_unix_s();
-        let root = system.root();
-        std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+        reporter: &'a dyn Reporter,
+    ) -> anyhow::Result<SystemStage<'a>> {
+        let pass = StageRun::start(
+            run,
+            stage_key("answer", Some(name)),
+            system.root(),
+            reporter,
+        )?;
         Ok(SystemStage {
-            started,
-            key: stage_key("answer", Some(name)),
+            pass,
             benchmark: read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?,
             index: index_dir.map(open_index).transpose()?.flatten(),
         })
@@ -858,12 +831,11 @@ impl SystemStage {
 /// Answers the questions of `benchmark` not yet in the system's `answers.jsonl`, `concurrency`
 /// in progress, with a progress counter.
 async fn run_system_stage<S: hierarag_pipeline::AnswerSystem>(
-    key: &str,
+    pass: &StageRun<'_>,
     benchmark: &[BenchmarkRecord],
     answers: &S,
     system: &SystemDir,
     concurrency: usize,
-    reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
     let (answers_path, failures_path) = (system.answers(), system.failures("answer"));
     let stage = hierarag_pipeline::SystemAnswerStage {
@@ -873,8 +845,7 @@ async fn run_system_stage<S: hierarag_pipeline::AnswerSystem>(
         failures: &failures_path,
         concurrency,
     };
-    let counter = stage_counter(reporter, key);
-    Ok(stage.run(&StageProgress(&*counter)).await?)
+    Ok(stage.run(&pass.progress()).await?)
 }
 
 /// The index in `dir`, when one was built there (a system's contexts are looked up in it).

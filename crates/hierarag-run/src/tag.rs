@@ -11,10 +11,9 @@ use hierarag_taxonomy::Taxonomy;
 
 use crate::config::RunConfig;
 use crate::layout::RunDir;
-use crate::manifest::now_unix_s;
 use crate::models::chat_client;
-use crate::reporter::{Reporter, StageProgress};
-use crate::stages::{record_stage, report, runtime, stage_counter, usage};
+use crate::stages::{StageRun, runtime, usage};
+use hierarag_pipeline::Reporter;
 
 /// The examples a run's own questions give: each generated question (not an imported one,
 /// whose categories were not made for the taxonomy's descriptions) under each category it was
@@ -43,9 +42,8 @@ pub fn tag(
     taxonomy: &Taxonomy,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let started = now_unix_s();
     let root = run.root();
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let pass = StageRun::start(run, "tag", root, reporter)?;
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let client = chat_client(config.tagger_llm(), root, reporter)?;
@@ -85,20 +83,9 @@ pub fn tag(
         failures: &failures,
         concurrency: config.tag_concurrency,
     };
-    let counter = stage_counter(reporter, "tag");
-    let outcome = runtime()?.block_on(stage.run(&StageProgress(&*counter)))?;
-    drop(counter);
+    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let usages = vec![usage("tagger", &client, config.tagger_llm())];
-    report("tag", &outcome, &usages, &failures, reporter);
-    record_stage(
-        run,
-        "tag",
-        started,
-        &outcome,
-        &[benchmark_path],
-        &[&tags],
-        usages,
-    )?;
+    pass.finish(&outcome, usages, &failures, &[benchmark_path], &[&tags])?;
     Ok(outcome)
 }
 

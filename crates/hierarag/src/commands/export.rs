@@ -9,9 +9,15 @@ use crate::cli::ExportArgs;
 use crate::printer::Printer;
 
 pub fn run(args: &ExportArgs, printer: Printer) -> anyhow::Result<ExitCode> {
+    let run = RunDir::new(&args.run);
+    // The answers of the run's first system (a run without a manifest: its main one).
+    let answers = hierarag_run::systems::system_of_run(&run, None)?
+        .1
+        .answers();
     let request = ExportRequest {
-        run: RunDir::new(&args.run),
+        run,
         format: args.format,
+        answers,
         out: args.out.clone(),
         index: args.index.clone(),
         csv: args.csv,

@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use hierarag_generate::{BenchmarkRecord, ImportSource};
-use hierarag_plan::CategoryRef;
+use hierarag_records::CategoryRef;
+use hierarag_records::{BenchmarkRecord, ImportSource};
 use hierarag_taxonomy::{Category, Dimension, Granularity, Level, Taxonomy};
 use serde_json::{Map, Value};
 
-use crate::layout::RunDir;
-use crate::systems::{list, read_csv, read_json_records};
+use crate::answers::{list, read_csv, read_json_records};
+use hierarag_records::RunDir;
 
 /// The formats `hierarag import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +134,7 @@ pub fn import(run: &RunDir, request: &ImportRequest) -> anyhow::Result<Imported>
     let records: Vec<(usize, Map<String, Value>)> = if is_csv {
         read_csv(path)?
     } else {
-        read_json_records(path, crate::config::AnswerFileFormat::Jsonl)?
+        read_json_records(path, hierarag_config::AnswerFileFormat::Jsonl)?
     };
     if records.is_empty() {
         bail!("{}: no records", path.display());
@@ -200,7 +200,7 @@ benchmark's corpus?)",
                 );
             }
             if row.doc_ids.is_empty() && !row.contexts.is_empty() {
-                for hit in crate::systems::find_documents(&index, &row.contexts)? {
+                for hit in crate::answers::find_documents(&index, &row.contexts)? {
                     match hit {
                         Some((doc_id, _)) => {
                             if !row.doc_ids.contains(&doc_id) {

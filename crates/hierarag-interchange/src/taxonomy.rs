@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 use hierarag_taxonomy::Taxonomy;
 
-use crate::layout::RunDir;
+use hierarag_records::RunDir;
 
 /// Reads a taxonomy: TOML, or a DataMorgana configuration when the file ends in `.json`; the
 /// built-in default without a file.

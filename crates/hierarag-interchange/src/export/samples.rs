@@ -4,17 +4,17 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use hierarag_annotate::neutralize_cell;
-use hierarag_generate::BenchmarkRecord;
+use hierarag_fs::neutralize_cell;
 use hierarag_index::Bm25Index;
 use hierarag_rag::AnswerRecord;
+use hierarag_records::BenchmarkRecord;
 use serde_json::{Map, Value, json};
 
 use super::files::{DelimitedFile, ExportFile};
 use super::{
     RunInputs, category_labels, chunk_texts, document_texts, persona_object, unique_doc_ids, wrote,
 };
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 /// Which tool's field names to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

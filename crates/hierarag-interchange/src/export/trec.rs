@@ -8,7 +8,7 @@ use hierarag_metrics::{ScoredDoc, format_run_line, trec_ranking};
 use super::files::ExportFile;
 use super::note;
 use super::{RunInputs, unique_doc_ids, wrote};
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 pub(super) fn write(inputs: &RunInputs, out: &Path, reporter: &dyn Reporter) -> anyhow::Result<()> {
     let mut qrels = ExportFile::create(&out.join("qrels.txt"))?;

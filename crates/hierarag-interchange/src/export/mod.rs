@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hierarag_corpus::{OnError, split_chunk_id};
-use hierarag_generate::BenchmarkRecord;
 use hierarag_index::Bm25Index;
 use hierarag_pipeline::read_input;
 use hierarag_rag::AnswerRecord;
+use hierarag_records::BenchmarkRecord;
 use serde_json::{Map, Value};
 
-use crate::layout::RunDir;
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
+use hierarag_records::RunDir;
 
 /// The tools `hierarag export` writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +49,9 @@ impl ExportFormat {
 pub struct ExportRequest {
     pub run: RunDir,
     pub format: ExportFormat,
+    /// The answers to export with the benchmark (its system's `answers.jsonl`); none when the
+    /// file does not exist.
+    pub answers: PathBuf,
     /// Where the files go [default: RUN/export/FORMAT].
     pub out: Option<PathBuf>,
     /// The index the answers were retrieved from [default: RUN/index].
@@ -66,7 +69,7 @@ pub fn export(request: &ExportRequest, reporter: &dyn Reporter) -> anyhow::Resul
             format.name()
         );
     }
-    let inputs = RunInputs::read(&request.run)?;
+    let inputs = RunInputs::read(&request.run, &request.answers)?;
     let index_dir = request.index.clone().unwrap_or_else(|| request.run.index());
     // Opened before anything is written, so that a missing index leaves no empty --out behind.
     let index = match format {
@@ -108,7 +111,7 @@ struct RunInputs {
 }
 
 impl RunInputs {
-    fn read(run_dir: &RunDir) -> anyhow::Result<RunInputs> {
+    fn read(run_dir: &RunDir, answers: &Path) -> anyhow::Result<RunInputs> {
         let run = run_dir.root();
         if !run.is_dir() {
             bail!("{}: no such run directory", run.display());
@@ -123,9 +126,9 @@ impl RunInputs {
             );
         }
         let benchmark = read_input(&benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
-        let answers_path = crate::systems::system_of_run(run_dir, None)?.1.answers();
+        let answers_path = answers;
         let mut answers = if answers_path.exists() {
-            read_input(&answers_path, |a: &AnswerRecord| a.id.as_str())?
+            read_input(answers_path, |a: &AnswerRecord| a.id.as_str())?
         } else {
             Vec::new()
         };
@@ -275,7 +278,7 @@ fn document_texts(
     reporter: &dyn Reporter,
 ) -> anyhow::Result<HashMap<String, String>> {
     let wanted: HashSet<&str> = ids.iter().copied().collect();
-    let texts = crate::corpus::collect_documents(
+    let texts = crate::collect_documents(
         &index.manifest().corpus.spec,
         corpus_on_error(index),
         &wanted,

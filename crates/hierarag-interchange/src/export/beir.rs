@@ -14,7 +14,7 @@ use super::{
     RunInputs, category_labels, check_documents_found, corpus_context, corpus_on_error,
     persona_object, unique_doc_ids, wrote,
 };
-use crate::reporter::Reporter;
+use hierarag_pipeline::Reporter;
 
 pub(super) fn write(
     inputs: &RunInputs,

@@ -1,7 +1,8 @@
-//! How the run library talks to the person running it: notes and progress counters. The
-//! binary draws them on stderr (and hides them with `--quiet`); tests pass [`Silent`].
+//! How the libraries above the stages talk to the person running them: notes and progress
+//! counters. The binary draws them on stderr (and hides them with `--quiet`); tests pass
+//! [`Silent`].
 
-use hierarag_pipeline::Progress;
+use crate::stages::Progress;
 
 /// Where notes and progress go.
 pub trait Reporter: Sync {
@@ -23,10 +24,11 @@ pub trait Counter: Send + Sync {
     fn set_message(&self, message: String);
 }
 
-/// A counter as a stage's [`Progress`].
-pub(crate) struct StageProgress<'a>(pub(crate) &'a dyn Counter);
+/// A counter as a stage's [`Progress`] (cleared when it is dropped).
+#[allow(missing_debug_implementations)]
+pub struct StageProgress(pub Box<dyn Counter>);
 
-impl Progress for StageProgress<'_> {
+impl Progress for StageProgress {
     fn start(&self, total: u64, already_done: u64) {
         self.0.set_length(total);
         self.0.set_position(already_done);
