@@ -3,9 +3,8 @@
 //!
 //! Reading only the id column skips the text pages, which are nearly all of a FineWeb shard;
 //! the few texts a sample needs are then read by row selection, which decompresses only the
-//! pages holding them. Row groups are decoded in parallel (rayon), a window ahead of the rows
-//! handed to the caller in corpus order, through the same uniqueness checks and `--on-error`
-//! policy as [`Documents`].
+//! pages holding them. Row groups are decoded in parallel (rayon), and handed to the caller in
+//! file order, through the same uniqueness checks and `--on-error` policy as [`Documents`].
 //!
 //! [`Documents`]: crate::Documents
 
@@ -114,183 +113,22 @@ fn own_copy(path: &Path) -> Arc<Path> {
     Arc::from(path)
 }
 
-/// The ids of a pass checked at its end: each row's [`IdKey`] halves and its [`RowRef`], in
-/// buckets by the key's top byte. Equal keys share a bucket, and 256 buckets that fit in a
-/// core's cache sort in half the time of one array of millions (the scatter costs less, and
-/// is done while the next row groups decode).
-#[derive(Debug)]
+/// The ids of a pass checked at its end: each row's [`IdKey`] halves and its [`RowRef`].
+#[derive(Debug, Default)]
 struct DeferredIds {
-    buckets: Vec<Vec<(u64, u64, u64)>>,
+    keys: Vec<(u64, u64, u64)>,
 }
 
-impl DeferredIds {
-    const BUCKETS: usize = 256;
-
-    fn new() -> DeferredIds {
-        DeferredIds {
-            buckets: vec![Vec::new(); Self::BUCKETS],
-        }
-    }
-
-    fn reserve(&mut self, rows: usize) {
-        // A hash spreads the keys evenly; a little slack saves most buckets a regrowth.
-        let each = rows / Self::BUCKETS + rows / Self::BUCKETS / 16 + 16;
-        for bucket in &mut self.buckets {
-            bucket.reserve(each);
-        }
-    }
-
-    fn push(&mut self, key: IdKey, row: RowRef) {
-        let [high, low] = key.0;
-        self.buckets[(high >> 56) as usize].push((high, low, row.0));
-    }
-
-    /// The first repeat in corpus order and the row it repeats, if any id repeats.
-    fn first_repeat(mut self) -> Option<(RowRef, RowRef)> {
-        self.buckets
-            .par_iter_mut()
-            .filter_map(|bucket| {
-                bucket.sort_unstable();
-                // Sorted by key, then by row: in each run of equal keys the first is the first
-                // occurrence, and the second the first repeat. The earliest repeat over all
-                // runs is where a row-by-row check stops.
-                bucket
-                    .windows(2)
-                    .filter(|pair| (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1))
-                    .map(|pair| (RowRef(pair[1].2), RowRef(pair[0].2)))
-                    .min()
-            })
-            .min()
-    }
-}
-
-/// A row as decoded on a worker thread: the key of its id for the uniqueness check (hashed
-/// there, off the thread that checks) and its measure.
-type DecodedRow = (IdKey, Option<usize>);
+/// A row as decoded on a worker thread: its id, the id's key for the uniqueness check (hashed
+/// there, off the thread that checks), and its measure.
+type DecodedRow = (String, IdKey, Option<usize>);
 
 /// A row group's rows as a scan decoded them: each an id with its measure, or the row's error;
-/// then the error that ended the row group early, if one did. The ids lie end to end in one
-/// string (`id_ends[i]` is where row `i`'s ends; a row with an error has an empty one), which
-/// costs one allocation a group instead of one a row.
+/// then the error that ended the row group early, if one did.
 struct GroupRows {
-    file_idx: usize,
-    path: Arc<Path>,
     group: RowGroup,
     rows: Vec<Result<DecodedRow, CorpusError>>,
-    ids: String,
-    id_ends: Vec<usize>,
     failure: Option<CorpusError>,
-}
-
-/// A scan's work in corpus order, through every file: a file opened (with its rows, for the
-/// id table), a row group to decode, or a file that cannot be read.
-enum Step {
-    Opened(usize),
-    Group {
-        file_idx: usize,
-        file: Arc<ParquetFile>,
-        mask: Arc<ProjectionMask>,
-        group: RowGroup,
-    },
-    Failed(CorpusError),
-}
-
-/// The rows a decoding window holds for each thread.
-const WINDOW_ROWS: u64 = 16 * 1024;
-
-/// The next steps of a scan: row groups up to about `rows` rows, and at least `groups` of them
-/// (so that every thread has one to decode however large they are).
-fn take_window(steps: &mut impl Iterator<Item = Step>, rows: usize, groups: usize) -> Vec<Step> {
-    let mut window = Vec::new();
-    let (mut held_rows, mut held_groups) = (0, 0);
-    for step in steps.by_ref() {
-        if let Step::Group { group, .. } = &step {
-            held_rows += group.n_rows;
-            held_groups += 1;
-        }
-        window.push(step);
-        if held_rows >= rows as u64 && held_groups >= groups {
-            break;
-        }
-    }
-    window
-}
-
-/// A [`Step`] done by a decoding thread.
-enum Decoded {
-    Opened(usize),
-    Rows(GroupRows),
-    Failed(CorpusError),
-}
-
-/// What one [`ParquetCorpus::scan`] carries from row group to row group.
-struct Pass<'v> {
-    checks: Checks,
-    deferred: Option<DeferredIds>,
-    n_rows: u64,
-    visit: &'v mut (dyn FnMut(ScannedRow<'_>) + Send),
-}
-
-impl Pass<'_> {
-    /// Checks the rows of `decoded` (in corpus order) and hands out the good ones; the error
-    /// that ends the pass, if one does.
-    fn hand_out(&mut self, id_field: &str, decoded: Vec<Decoded>) -> Result<(), CorpusError> {
-        for step in decoded {
-            let group = match step {
-                Decoded::Opened(rows) => {
-                    match self.deferred.as_mut() {
-                        Some(deferred) => deferred.reserve(rows),
-                        None => self.checks.reserve(rows),
-                    }
-                    continue;
-                }
-                Decoded::Failed(error) => match self.checks.handle(error, false) {
-                    Some(error) => return Err(error),
-                    None => continue,
-                },
-                Decoded::Rows(group) => group,
-            };
-            let (file_idx, path) = (group.file_idx, &group.path);
-            let mut start = 0;
-            for (offset, (row, &end)) in group.rows.into_iter().zip(&group.id_ends).enumerate() {
-                let id = &group.ids[start..end];
-                start = end;
-                let row_n = group.group.first_row + offset as u64;
-                let row_ref = RowRef::new(file_idx, row_n);
-                let checked = row.and_then(|(key, measure)| {
-                    if let Some(deferred) = self.deferred.as_mut() {
-                        deferred.push(key, row_ref);
-                        return Ok(measure);
-                    }
-                    let location = Location::new(path, Position::Row(row_n));
-                    self.checks
-                        .unique_key(key, id, &location, id_field)
-                        .map(|()| measure)
-                });
-                match checked {
-                    Ok(measure) => {
-                        self.n_rows += 1;
-                        (self.visit)(ScannedRow {
-                            id,
-                            measure,
-                            row: row_ref,
-                        });
-                    }
-                    Err(error) => {
-                        if let Some(error) = self.checks.handle(error, false) {
-                            return Err(error);
-                        }
-                    }
-                }
-            }
-            if let Some(error) = group.failure
-                && let Some(error) = self.checks.handle(error, false)
-            {
-                return Err(error);
-            }
-        }
-        Ok(())
-    }
 }
 
 impl ParquetCorpus {
@@ -303,113 +141,100 @@ impl ParquetCorpus {
     ///
     /// Ids must be unique, and errors follow `on_error`, as in [`CorpusSpec::documents`]; a text
     /// that was not read is not checked. Row groups are decoded on every core of rayon's pool,
-    /// a window of about 16 k rows (two row groups at least) a thread at a time, while `visit`
-    /// gets the rows of the window before (on a thread of the pool, hence `Send`); memory
-    /// holds the ids of two windows and, under `--on-error fail`, 24 bytes a row for the
-    /// duplicate check at the end.
+    /// a few at a time, so memory holds the ids of those few.
     pub fn scan(
         &self,
         on_error: OnError,
         measure: Option<&Measure>,
-        visit: &mut (dyn FnMut(ScannedRow<'_>) + Send),
+        visit: &mut dyn FnMut(ScannedRow<'_>),
     ) -> Result<ScanSummary, CorpusError> {
-        let mut pass = Pass {
-            checks: Checks::new(on_error),
-            // Under `--on-error fail` nothing is skipped, so every id can be checked once the
-            // pass is over, by sorting their keys: appending is sequential, where a hash table
-            // of millions of ids misses the cache at every insert. A failure met in the pass is
-            // reported only after the duplicates of the rows before it.
-            deferred: (on_error == OnError::Fail).then(DeferredIds::new),
-            n_rows: 0,
-            visit,
-        };
-        // Row groups a window at a time, across files: the next window decodes while the rows
-        // of the last are handed out and the files of the one after are opened, so that no
-        // core waits for another. A window holds about `WINDOW_ROWS` rows a thread, which
-        // spreads the cost of a join over many of FineWeb's 1,000-row groups, and at least
-        // two row groups a thread, so that large row groups still decode on every core.
-        let threads = rayon::current_num_threads().max(1);
-        let window_rows = (WINDOW_ROWS as usize) * threads;
-        let mut steps = self.steps(measure.is_some());
-        let mut coming = take_window(&mut steps, window_rows, 2 * threads);
-        let mut decoded: Vec<Decoded> = Vec::new();
-        loop {
-            let now = std::mem::take(&mut coming);
-            let last = now.is_empty();
-            let (next, (handed, after)) = rayon::join(
-                || {
-                    now.into_par_iter()
-                        .map(|step| self.decode(step, measure))
-                        .collect::<Vec<_>>()
+        let mut checks = Checks::new(on_error);
+        // Under `--on-error fail` nothing is skipped, so every id can be checked once the
+        // pass is over, by sorting their keys: appending is sequential, where a hash table of
+        // millions of ids misses the cache at every insert. A failure met in the pass is
+        // reported only after the duplicates of the rows before it.
+        let mut deferred = (on_error == OnError::Fail).then(DeferredIds::default);
+        let mut n_rows = 0u64;
+        let window = 2 * rayon::current_num_threads().max(1);
+        for (file_idx, shared_path) in self.files.iter().enumerate() {
+            // Every row's location holds the path: a copy of this thread's own keeps the
+            // reference count off the cache line that the decoding threads count on.
+            let path = &own_copy(shared_path);
+            let file = match ParquetFile::open(path, &self.spec) {
+                Ok(file) => file,
+                Err(error) => match checks.handle(error, false) {
+                    Some(error) => return Err(self.first_error(deferred, error)),
+                    None => continue,
                 },
-                || {
-                    rayon::join(
-                        || pass.hand_out(&self.spec.id_field, decoded),
-                        || take_window(&mut steps, window_rows, 2 * threads),
-                    )
-                },
-            );
-            if let Err(error) = handed {
-                return Err(self.first_error(pass.deferred, error));
+            };
+            if file.n_rows == 0 {
+                let error = CorpusError::EmptyInput {
+                    location: Location::new(path, Position::File),
+                    what: "the Parquet file has zero rows",
+                };
+                match checks.handle(error, false) {
+                    Some(error) => return Err(self.first_error(deferred, error)),
+                    None => continue,
+                }
             }
-            if last {
-                break;
+            let file_rows = usize::try_from(file.n_rows).unwrap_or(0);
+            match deferred.as_mut() {
+                Some(deferred) => deferred.keys.reserve(file_rows),
+                None => checks.reserve(file_rows),
             }
-            decoded = next;
-            coming = after;
+            let mask = file.mask(measure.is_some());
+            for groups in file.row_groups.chunks(window) {
+                let decoded: Vec<GroupRows> = groups
+                    .par_iter()
+                    .map(|&group| self.read_group(&file, path, group, &mask, measure))
+                    .collect();
+                for group in decoded {
+                    for (offset, row) in group.rows.into_iter().enumerate() {
+                        let row_n = group.group.first_row + offset as u64;
+                        let row_ref = RowRef::new(file_idx, row_n);
+                        let checked = row.and_then(|(id, key, measure)| {
+                            if let Some(deferred) = deferred.as_mut() {
+                                deferred.keys.push((key.0[0], key.0[1], row_ref.0));
+                                return Ok((id, measure));
+                            }
+                            let location = Location::new(path, Position::Row(row_n));
+                            checks
+                                .unique_key(key, &id, &location, &self.spec.id_field)
+                                .map(|()| (id, measure))
+                        });
+                        match checked {
+                            Ok((id, measure)) => {
+                                n_rows += 1;
+                                visit(ScannedRow {
+                                    id: &id,
+                                    measure,
+                                    row: row_ref,
+                                });
+                            }
+                            Err(error) => {
+                                if let Some(error) = checks.handle(error, false) {
+                                    return Err(self.first_error(deferred, error));
+                                }
+                            }
+                        }
+                    }
+                    if let Some(error) = group.failure
+                        && let Some(error) = checks.handle(error, false)
+                    {
+                        return Err(self.first_error(deferred, error));
+                    }
+                }
+            }
         }
-        if let Some(deferred) = pass.deferred
+        if let Some(deferred) = deferred
             && let Some(error) = self.duplicate(deferred)
         {
             return Err(error);
         }
         Ok(ScanSummary {
-            n_rows: pass.n_rows,
-            skipped: pass.checks.skipped,
+            n_rows,
+            skipped: checks.skipped,
         })
-    }
-
-    /// The steps of a scan, each file opened when the scan reaches it.
-    fn steps(&self, with_text: bool) -> impl Iterator<Item = Step> + '_ {
-        self.files
-            .iter()
-            .enumerate()
-            .flat_map(move |(file_idx, path)| {
-                let file = match ParquetFile::open(path, &self.spec) {
-                    Ok(file) => file,
-                    Err(error) => return vec![Step::Failed(error)],
-                };
-                if file.n_rows == 0 {
-                    return vec![Step::Failed(CorpusError::EmptyInput {
-                        location: Location::new(path, Position::File),
-                        what: "the Parquet file has zero rows",
-                    })];
-                }
-                let mask = Arc::new(file.mask(with_text));
-                let file = Arc::new(file);
-                let opened = Step::Opened(usize::try_from(file.n_rows).unwrap_or(0));
-                std::iter::once(opened)
-                    .chain(file.row_groups.iter().map(|&group| Step::Group {
-                        file_idx,
-                        file: Arc::clone(&file),
-                        mask: Arc::clone(&mask),
-                        group,
-                    }))
-                    .collect()
-            })
-    }
-
-    fn decode(&self, step: Step, measure: Option<&Measure>) -> Decoded {
-        match step {
-            Step::Opened(rows) => Decoded::Opened(rows),
-            Step::Failed(error) => Decoded::Failed(error),
-            Step::Group {
-                file_idx,
-                file,
-                mask,
-                group,
-            } => Decoded::Rows(self.read_group(file_idx, &file, group, &mask, measure)),
-        }
     }
 
     /// The error that ends a pass at `error`: a duplicate among the rows read before it comes
@@ -422,8 +247,17 @@ impl ParquetCorpus {
 
     /// The first row (in corpus order) whose id an earlier row has, as the error a row-by-row
     /// check gives; `None` when the ids are unique.
-    fn duplicate(&self, deferred: DeferredIds) -> Option<CorpusError> {
-        let (later, first) = deferred.first_repeat()?;
+    fn duplicate(&self, mut deferred: DeferredIds) -> Option<CorpusError> {
+        deferred.keys.par_sort_unstable();
+        // Sorted by key, then by row: in each run of equal keys the first is the first
+        // occurrence, and the second the first repeat. The earliest repeat over all runs is
+        // where a row-by-row check stops.
+        let (later, first) = deferred
+            .keys
+            .windows(2)
+            .filter(|pair| (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1))
+            .map(|pair| (RowRef(pair[1].2), RowRef(pair[0].2)))
+            .min()?;
         let location =
             |row: RowRef| Location::new(&self.files[row.file()], Position::Row(row.row()));
         let id = match self.id_at(later) {
@@ -471,17 +305,14 @@ impl ParquetCorpus {
     /// Decodes one row group's ids, and texts when measuring.
     fn read_group(
         &self,
-        file_idx: usize,
         file: &ParquetFile,
+        path: &Arc<Path>,
         group: RowGroup,
         mask: &ProjectionMask,
         measure: Option<&Measure>,
     ) -> GroupRows {
-        let path = &own_copy(&self.files[file_idx]);
-        let n_rows = usize::try_from(group.n_rows).unwrap_or(0);
-        let mut rows = Vec::with_capacity(n_rows);
-        let mut ids = String::new();
-        let mut id_ends = Vec::with_capacity(n_rows);
+        let path = &own_copy(path);
+        let mut rows = Vec::with_capacity(usize::try_from(group.n_rows).unwrap_or(0));
         let failure = match file.group_reader(group, mask, None) {
             Err(error) => Some(error.to_string()),
             Ok(reader) => {
@@ -490,25 +321,17 @@ impl ParquetCorpus {
                     let columns = batch
                         .map_err(|e| e.to_string())
                         .and_then(|batch| self.columns(&batch, measure.is_some()));
-                    let (id_column, texts) = match columns {
+                    let (ids, texts) = match columns {
                         Ok(columns) => columns,
                         Err(message) => {
                             failure = Some(message);
                             break;
                         }
                     };
-                    for i in 0..id_column.len() {
+                    for i in 0..ids.len() {
                         let row = group.first_row + rows.len() as u64;
                         let location = Location::new(path, Position::Row(row));
-                        rows.push(self.row(
-                            &id_column,
-                            texts.as_ref(),
-                            i,
-                            &location,
-                            &mut ids,
-                            measure,
-                        ));
-                        id_ends.push(ids.len());
+                        rows.push(self.row(&ids, texts.as_ref(), i, &location, measure));
                     }
                 }
                 failure.or_else(|| {
@@ -523,12 +346,8 @@ impl ParquetCorpus {
         };
         let rows_read = rows.len() as u64;
         GroupRows {
-            file_idx,
-            path: Arc::clone(path),
             group,
             rows,
-            ids,
-            id_ends,
             failure: failure.map(|message| group_error(path, group, rows_read, message)),
         }
     }
@@ -552,35 +371,30 @@ impl ParquetCorpus {
         Ok((column(&self.spec.id_field)?, texts))
     }
 
-    /// One row's id key and measure: the checks of [`crate::Documents`] that need no other
-    /// row. A good row's id is appended to `id_buffer`.
+    /// One row's id and measure: the checks of [`crate::Documents`] that need no other row.
     fn row(
         &self,
         ids: &ArrayRef,
         texts: Option<&ArrayRef>,
         i: usize,
         location: &Location,
-        id_buffer: &mut String,
         measure: Option<&Measure>,
     ) -> Result<DecodedRow, CorpusError> {
-        let id = cell_str(ids, i, location, &self.spec.id_field, true)?;
+        let id = cell_str(ids, i, location, &self.spec.id_field, true)?.into_owned();
         let key = IdKey::of(&id);
-        let measured = match (texts, measure) {
-            (Some(texts), Some(measure)) => {
-                let text = cell_str(texts, i, location, &self.spec.text_field, false)?;
-                if text.split_whitespace().next().is_none() {
-                    return Err(CorpusError::EmptyDocument {
-                        location: location.clone(),
-                        field: self.spec.text_field.clone(),
-                        id: id.into_owned(),
-                    });
-                }
-                Some(measure(&text))
-            }
-            _ => None,
+        let (Some(texts), Some(measure)) = (texts, measure) else {
+            return Ok((id, key, None));
         };
-        id_buffer.push_str(&id);
-        Ok((key, measured))
+        let text = cell_str(texts, i, location, &self.spec.text_field, false)?;
+        if text.split_whitespace().next().is_none() {
+            return Err(CorpusError::EmptyDocument {
+                location: location.clone(),
+                field: self.spec.text_field.clone(),
+                id,
+            });
+        }
+        let measured = measure(&text);
+        Ok((id, key, Some(measured)))
     }
 
     /// The documents at `rows`, in that order, reading only the pages that hold them (row
