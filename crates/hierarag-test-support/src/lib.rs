@@ -1,11 +1,14 @@
 //! What the workspace's tests share, so that each mechanism is written once: the workspace
 //! root; the Python that has the reference packages (`$HIERARAG_PYTHON`, which
 //! `scripts/test.sh` sets); llama.cpp's OpenAI-compatible server on a GGUF
-//! (`scripts/llama_server.py`, the `xllamacpp` wheel); and a server on 127.0.0.1 for an axum
-//! router (the mock OpenAI-compatible servers), on a port it binds and holds, handed over
-//! bound, so that no other process can take it in between.
+//! (`scripts/llama_server.py`, the `xllamacpp` wheel); a server on 127.0.0.1 for an axum
+//! router, on a port it binds and holds, handed over bound, so that no other process can take
+//! it in between; and on it the one mock server of every test ([`mock::MockServer`]: scripted
+//! replies, a default reply per request, the requests recorded).
 //!
 //! A dev-dependency only: nothing here is part of HieraRAG.
+
+pub mod mock;
 
 use std::io::{BufRead, BufReader, Read, Seek};
 use std::net::SocketAddr;

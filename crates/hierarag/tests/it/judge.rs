@@ -6,12 +6,11 @@
 //! ratings of both tasks imported, the agreement equals scikit-learn's and scipy's.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
 
-use crate::support::{BIN, chat_reply, count_lines, ok, start_chat_mock, write_lines};
+use crate::support::{BIN, chat_calls, chat_reply, count_lines, ok, start_chat_mock, write_lines};
 
 const CATEGORIES: [&str; 4] = [
     "extractive_span",
@@ -180,7 +179,7 @@ base_urls = [\"{url}\"]\n"
     // The refusal is graded without a call; every other answer once, the repaired one twice,
     // the failed one twice.
     let n = ids.len();
-    assert_eq!(calls.load(Ordering::SeqCst), n - 1 + 2);
+    assert_eq!(chat_calls(&calls), n - 1 + 2);
 
     let judgements = records(&root.join("judgements.jsonl"));
     assert_eq!(judgements.len(), n - 1);
@@ -214,7 +213,7 @@ base_urls = [\"{url}\"]\n"
     }
 
     // A rerun resumes: only the failed answer is tried again, from the cache.
-    let before = calls.load(Ordering::SeqCst);
+    let before = chat_calls(&calls);
     let out = judge();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -222,7 +221,7 @@ base_urls = [\"{url}\"]\n"
         stderr.contains(&format!("({} from an earlier pass)", n - 1)),
         "{stderr}"
     );
-    assert_eq!(calls.load(Ordering::SeqCst), before);
+    assert_eq!(chat_calls(&calls), before);
 
     // The judge as the analysed metric: each category's mean is its questions' grades / 3.
     ok(hierarag()

@@ -11,39 +11,35 @@ use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
-use axum::Json;
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
-use axum::routing::post;
+use hierarag_test_support::mock::{MockServer, Reply};
 use serde_json::{Value, json};
 
 /// Starts the mock server on 127.0.0.1 in a background thread; returns its base URL.
 pub(crate) fn start_mock(delay_ms: u64) -> String {
-    let app = axum::Router::new()
-        .route(
-            "/v1/chat/completions",
-            post(move |Json(body): Json<Value>| async move {
-                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                chat(&body)
-            }),
-        )
-        .route(
-            "/v1/embeddings",
-            post(|Json(body): Json<Value>| async move { embeddings(&body) }),
-        );
-    format!("http://{}/v1", hierarag_test_support::serve(app))
+    let delay = Duration::from_millis(delay_ms);
+    let server = MockServer::serve(move |path, body| match path {
+        "/v1/chat/completions" => Reply::slow(delay, chat(body)),
+        "/v1/embeddings" => embeddings(body),
+        _ => Reply::json(
+            404,
+            json!({"error": {"message": format!("no route {path}")}}),
+        ),
+    });
+    server.v1()
 }
 
-fn reply(text: String) -> axum::response::Response {
-    Json(json!({
-        "id": "mock",
-        "object": "chat.completion",
-        "model": "mock-1",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    }))
-    .into_response()
+fn reply(text: String) -> Reply {
+    Reply::json(
+        200,
+        json!({
+            "id": "mock",
+            "object": "chat.completion",
+            "model": "mock-1",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        }),
+    )
 }
 
 fn words_after<'a>(text: &'a str, marker: &str, n: usize) -> Vec<&'a str> {
@@ -55,17 +51,16 @@ fn words_after<'a>(text: &'a str, marker: &str, n: usize) -> Vec<&'a str> {
         .collect()
 }
 
-fn chat(body: &Value) -> axum::response::Response {
+fn chat(body: &Value) -> Reply {
     let messages = body["messages"].as_array().unwrap();
     let system = messages[0]["content"].as_str().unwrap_or("");
     let user = messages.last().unwrap()["content"].as_str().unwrap_or("");
     // Only generation fails on the marked document (answers may still retrieve it).
     if user.contains("FAILME") && system.contains("question-answer pairs") {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": {"message": "this document is refused by the mock"}})),
-        )
-            .into_response();
+        return Reply::json(
+            400,
+            json!({"error": {"message": "this document is refused by the mock"}}),
+        );
     }
     if system.contains("grader") {
         // The judge: a pair from a castle document has a poor reference; every answer is
@@ -142,7 +137,7 @@ Korean (한국어), the language of the documents\n";
     })
 }
 
-fn embeddings(body: &Value) -> axum::response::Response {
+fn embeddings(body: &Value) -> Reply {
     let inputs: Vec<String> = match &body["input"] {
         Value::Array(items) => items
             .iter()
@@ -166,11 +161,11 @@ fn embeddings(body: &Value) -> axum::response::Response {
             json!({"object": "embedding", "index": i, "embedding": vector.to_vec()})
         })
         .collect();
-    Json(
+    Reply::json(
+        200,
         json!({"object": "list", "data": data, "model": "mock-embed",
                 "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
     )
-    .into_response()
 }
 
 const TOPICS: [&str; 8] = [
@@ -489,27 +484,16 @@ fn a_run_whose_llm_fails_some_calls_exits_1_naming_the_failed_items() {
 }
 
 /// A server that refuses every request without the right key (as OpenAI does: HTTP 401 with
-/// its message), counting the requests it gets.
-fn start_refusing_mock() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let count = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&count);
-    let app = axum::Router::new().fallback(move || {
-        let counted = Arc::clone(&counted);
-        async move {
-            counted.fetch_add(1, Ordering::SeqCst);
-            (
-                StatusCode::UNAUTHORIZED,
-                Json(
-                    json!({"error": {"message": "Incorrect API key provided: sk-wrong",
-                                      "type": "invalid_request_error"}}),
-                ),
-            )
-        }
+/// its message); it counts the requests it gets.
+fn start_refusing_mock() -> (String, MockServer) {
+    let server = MockServer::serve(|_, _| {
+        Reply::json(
+            401,
+            json!({"error": {"message": "Incorrect API key provided: sk-wrong",
+                             "type": "invalid_request_error"}}),
+        )
     });
-    let address = hierarag_test_support::serve(app);
-    (format!("http://{address}/v1"), count)
+    (server.v1(), server)
 }
 
 /// Writes a config named `name` whose [llm] reads its key from HIERARAG_TEST_KEY and runs it
@@ -565,7 +549,7 @@ fn a_run_against_an_endpoint_that_refuses_the_key_stops_before_indexing() {
     );
     assert!(stderr.contains("before the run starts"), "{stderr}");
     // One check request, not retried; nothing was indexed, planned or generated.
-    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(requests.count(), 1);
     let run_dir = dir.path().join("refused");
     assert!(!run_dir.join("index").exists());
     assert!(!run_dir.join("plan.jsonl").exists());
@@ -590,7 +574,7 @@ fn a_stage_stops_at_the_first_refusal_and_the_run_goes_no_further() {
     );
     // At most the calls already in flight when the first refusal came back (the [llm]
     // concurrency is 4), not one per item (24).
-    let sent = requests.load(std::sync::atomic::Ordering::SeqCst);
+    let sent = requests.count();
     assert!((1..=4).contains(&sent), "{sent} requests");
     let run_dir = dir.path().join("stopped");
     assert!(run_dir.join("index").exists());
@@ -610,7 +594,7 @@ fn a_missing_key_variable_is_an_error_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let (_, stderr) = run_keyed(dir.path(), &base_url, "nokey", None, &[]);
     assert!(stderr.contains("HIERARAG_TEST_KEY is not set"), "{stderr}");
-    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(requests.count(), 0);
     assert!(!dir.path().join("nokey").join("index").exists());
 }
 

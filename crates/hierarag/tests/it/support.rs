@@ -3,32 +3,39 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use assert_cmd::Command;
+use hierarag_test_support::mock::{MockServer, Reply};
 pub use hierarag_test_support::{python, workspace_root};
 use serde_json::{Value, json};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_hierarag");
 
-/// A mock OpenAI-compatible chat server on 127.0.0.1 whose reply to each request body is
-/// `reply`'s; returns its base URL and the count of requests it answered.
-pub fn start_chat_mock(reply: fn(&Value) -> Value) -> (String, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&calls);
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            async move { axum::Json(reply(&body)) }
-        }),
-    );
-    (
-        format!("http://{}/v1", hierarag_test_support::serve(app)),
-        calls,
-    )
+/// A mock OpenAI-compatible chat server on 127.0.0.1 whose reply to each chat request body is
+/// `reply`'s (any other path: 404); returns its base URL and the server, which counts the
+/// chat requests it answered ([`chat_calls`]).
+pub fn start_chat_mock(reply: fn(&Value) -> Value) -> (String, MockServer) {
+    let server = MockServer::serve(move |path, body| {
+        if path == "/v1/chat/completions" {
+            Reply::json(200, reply(body))
+        } else {
+            Reply::json(
+                404,
+                json!({"error": {"message": format!("no route {path}")}}),
+            )
+        }
+    });
+    (server.v1(), server)
+}
+
+/// The chat requests `server` answered.
+pub fn chat_calls(server: &MockServer) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .count()
 }
 
 /// A chat completion whose message is `content`, as the mock servers reply.

@@ -4,18 +4,17 @@
 //! `analyze` does with tags, against scipy and statsmodels.
 
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use assert_cmd::Command;
+use hierarag_test_support::mock::MockServer;
 use serde_json::{Value, json};
 
 use crate::support::{
-    BIN, assert_close, chat_reply, count_lines, python, start_chat_mock, write_lines,
+    BIN, assert_close, chat_calls, chat_reply, count_lines, python, start_chat_mock, write_lines,
 };
 
 /// The mock; returns its base URL and the count of requests it answered.
-fn start_mock() -> (String, Arc<AtomicUsize>) {
+fn start_mock() -> (String, MockServer) {
     start_chat_mock(reply)
 }
 
@@ -130,12 +129,12 @@ fn questions_are_tagged_on_every_dimension_a_stray_name_is_repaired_then_a_failu
     }
 
     // A rerun resumes: only q3 is asked again (from the cache, so no new request).
-    let before = calls.load(Ordering::SeqCst);
+    let before = chat_calls(&calls);
     let out = tag();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("(2 from an earlier pass)"), "{stderr}");
-    assert_eq!(calls.load(Ordering::SeqCst), before, "{stderr}");
+    assert_eq!(chat_calls(&calls), before, "{stderr}");
     assert_eq!(
         text,
         std::fs::read_to_string(dir.path().join("tags.jsonl")).unwrap()
