@@ -48,8 +48,10 @@ pub use rubric::{
 #[serde(deny_unknown_fields, default)]
 pub struct JudgeSettings {
     pub max_tokens: u32,
-    /// Repair messages after a reply that cannot be used.
-    pub retries: u32,
+    /// Repair messages after a reply that cannot be used (`repairs`, as in `[generate]` and
+    /// `[tag]`; `retries`, its old name, is still read).
+    #[serde(alias = "retries")]
+    pub repairs: u32,
     /// Seed of the calls (default: the run's).
     pub seed: u64,
 }
@@ -58,7 +60,7 @@ impl Default for JudgeSettings {
     fn default() -> JudgeSettings {
         JudgeSettings {
             max_tokens: 160,
-            retries: 2,
+            repairs: 2,
             seed: 42,
         }
     }
@@ -283,7 +285,7 @@ impl Inner {
         complete_parsed(
             &self.client,
             request,
-            self.settings.retries,
+            self.settings.repairs,
             |text| parse_scores(text, scales),
             |problem| repair_message(problem, scales),
         )

@@ -425,6 +425,19 @@ fn comparable(config: &RunConfig) -> serde_json::Value {
     value
 }
 
+/// A manifest's config as this version records it: `[judge] retries` and `[tag] retries` are
+/// now `repairs` (the name `[generate]` has), so that a run started before goes on.
+fn migrated(mut config: serde_json::Value) -> serde_json::Value {
+    for table in ["judge", "tag"] {
+        if let Some(settings) = config.get_mut(table).and_then(|t| t.as_object_mut())
+            && let Some(repairs) = settings.remove("retries")
+        {
+            settings.insert("repairs".into(), repairs);
+        }
+    }
+    config
+}
+
 /// A run directory continues only with the config it was started with (unless
 /// `reconfigure`), so that one benchmark never mixes settings silently.
 fn check_config(run: &RunDir, config: &RunConfig, reconfigure: bool) -> anyhow::Result<()> {
@@ -445,7 +458,7 @@ fn check_config(run: &RunDir, config: &RunConfig, reconfigure: bool) -> anyhow::
         value
     };
     let now = without_analysis(comparable(config));
-    let before = without_analysis(manifest.config.clone());
+    let before = without_analysis(migrated(manifest.config.clone()));
     if before == now {
         return Ok(());
     }
@@ -507,4 +520,31 @@ fn simple_stage(
         m.stages.insert(stage.to_string(), record);
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn a_manifest_that_says_retries_matches_the_config_that_says_repairs() {
+        let text = "[corpus]\ninputs = [\"c.jsonl\"]\n[judge]\nrepairs = 1\n[tag]\nrepairs = 3\n";
+        let config = RunConfig::parse(text, Path::new("run.toml")).unwrap();
+        assert_eq!((config.judge.repairs, config.tag.repairs), (1, 3));
+        // The old name is still read, to the same settings.
+        let old_text = text.replace("repairs", "retries");
+        let old_config = RunConfig::parse(&old_text, Path::new("run.toml")).unwrap();
+        assert_eq!(comparable(&old_config), comparable(&config));
+        // A manifest of the version before recorded the judge's and the tagger's under it.
+        let mut recorded = comparable(&config);
+        for (table, n) in [("judge", 1), ("tag", 3)] {
+            let settings = recorded[table].as_object_mut().unwrap();
+            settings.remove("repairs").unwrap();
+            settings.insert("retries".into(), n.into());
+        }
+        assert_ne!(recorded, comparable(&config));
+        assert_eq!(migrated(recorded), comparable(&config));
+    }
 }

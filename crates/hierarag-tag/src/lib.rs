@@ -51,8 +51,10 @@ pub struct TagSettings {
     /// Example questions shown per category (from the run's generated questions of that
     /// category; the question being tagged is never one of them).
     pub examples: usize,
-    /// Repair messages after a reply that names no category of the dimension.
-    pub retries: u32,
+    /// Repair messages after a reply that names no category of the dimension (`repairs`, as
+    /// in `[generate]` and `[judge]`; `retries`, its old name, is still read).
+    #[serde(alias = "retries")]
+    pub repairs: u32,
     /// Seed of the examples' choice and of the votes' sampling (default: the run's).
     pub seed: u64,
     /// The dimensions to tag (keys); empty: every dimension of the taxonomy.
@@ -66,7 +68,7 @@ impl Default for TagSettings {
             temperature: 0.7,
             max_tokens: 64,
             examples: 2,
-            retries: 2,
+            repairs: 2,
             seed: 42,
             dimensions: Vec::new(),
         }
@@ -301,7 +303,7 @@ impl Inner {
         complete_parsed(
             &self.client,
             request,
-            self.settings.retries,
+            self.settings.repairs,
             |text| parse_choice(text, &names),
             |problem| repair_message(problem, &names),
         )

@@ -109,7 +109,9 @@ pub struct MockServer {
 
 impl std::fmt::Debug for MockServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MockServer").field("root", &self.root).finish()
+        f.debug_struct("MockServer")
+            .field("root", &self.root)
+            .finish()
     }
 }
 

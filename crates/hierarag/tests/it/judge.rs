@@ -149,7 +149,7 @@ fn answers_are_graded_with_their_passages_and_the_grades_are_a_metric() {
     std::fs::write(
         &config,
         format!(
-            "[judge]\nretries = 1\n[judge.llm]\nbackend = \"openai\"\nmodel = \"mock-1\"\n\
+            "[judge]\nrepairs = 1\n[judge.llm]\nbackend = \"openai\"\nmodel = \"mock-1\"\n\
 base_urls = [\"{url}\"]\n"
         ),
     )

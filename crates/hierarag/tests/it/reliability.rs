@@ -196,6 +196,7 @@ fn the_judge_finds_a_configs_systems_and_grades_them_against_the_passages_they_r
             json!({"qid": "q003", "text": "D"}),
         ],
     );
+    // `retries`, the old name of `[judge] repairs`, is still read.
     let config = root.join("c.toml");
     std::fs::write(
         &config,

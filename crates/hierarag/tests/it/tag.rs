@@ -73,7 +73,7 @@ fn questions_are_tagged_on_every_dimension_a_stray_name_is_repaired_then_a_failu
     std::fs::write(
         &config,
         format!(
-            "[tag]\nretries = 1\n[tag.llm]\nbackend = \"openai\"\nmodel = \"mock-1\"\nbase_urls = [\"{url}\"]\n"
+            "[tag]\nrepairs = 1\n[tag.llm]\nbackend = \"openai\"\nmodel = \"mock-1\"\nbase_urls = [\"{url}\"]\n"
         ),
     )
     .unwrap();
