@@ -22,8 +22,13 @@ use toml::de::{DeTable, DeValue};
 
 pub use hierarag_judge::ScreenSettings;
 
-/// A run config with every default filled in.
-#[derive(Debug, Clone, Serialize)]
+/// A run config with every default filled in: a table per role (`[generate]`, `[answer]`,
+/// `[tag]`, `[judge]`), each with its settings, its model (default: `[llm]`) and its
+/// concurrency.
+///
+/// It serialises (into `manifest.json`) in the flat form runs have always recorded, so that a
+/// run made before the tables were nested continues with the same config.
+#[derive(Debug, Clone)]
 pub struct RunConfig {
     /// The file it was read from.
     pub source: PathBuf,
@@ -34,49 +39,144 @@ pub struct RunConfig {
     pub index: IndexSection,
     pub taxonomy: Option<PathBuf>,
     pub plan: PlanSection,
-    pub generate: GenerateSettings,
-    pub generate_concurrency: usize,
-    pub answer: AnswerSettings,
-    pub retriever: RetrieverKind,
+    pub generate: GenerateTable,
+    pub answer: AnswerTable,
     /// How dense (and hybrid) retrieval searches the chunk embeddings (`[dense]`): exact, or
     /// through an HNSW graph from `ann_threshold` chunks on. Left out of the manifest while
     /// it has its defaults, so runs from before it existed record the same config.
-    #[serde(skip_serializing_if = "is_default_dense")]
     pub dense: DenseSettings,
-    pub answer_concurrency: usize,
     pub evaluate: EvaluateSection,
     /// The statistics of `hierarag analyze` ([analysis]; the seed defaults to the run's).
     pub analysis: hierarag_analysis::Settings,
     /// The default model for every role.
     pub llm: LlmConfig,
-    pub generate_llm: Option<LlmConfig>,
-    pub filter_llm: Option<LlmConfig>,
-    pub answer_llm: Option<LlmConfig>,
-    /// `hierarag tag` (`[tag]`; the seed defaults to the run's) and its model (`[tag.llm]`;
-    /// default: `[llm]`).
-    pub tag: hierarag_tag::TagSettings,
-    pub tag_llm: Option<LlmConfig>,
-    pub tag_concurrency: usize,
-    /// The LLM judge (`[judge]`; the seed defaults to the run's) and its model (`[judge.llm]`;
-    /// default: `[llm]`). `hierarag run` grades every answer with it only when the config has
-    /// a `[judge]` table (`judge_on`); `hierarag judge` uses these settings either way.
-    pub judge: hierarag_judge::JudgeSettings,
-    pub judge_llm: Option<LlmConfig>,
-    pub judge_concurrency: usize,
-    pub judge_on: bool,
-    /// `[judge] benchmark = true`: the judge also rates every benchmark QA pair as the
-    /// annotators do (`benchmark.judge.jsonl`).
-    pub judge_benchmark: bool,
-    /// `[judge.screen]`: after generation the judge rates every QA pair and the pairs below
-    /// these bounds leave the benchmark for `screened.jsonl` (off without the table).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub judge_screen: Option<hierarag_judge::ScreenSettings>,
+    pub tag: TagTable,
+    pub judge: JudgeTable,
     pub embeddings: EmbeddingsConfig,
     /// The systems that answer the benchmark (`[[system]]`), in the file's order. Empty: one
     /// builtin system, the `[answer]` pipeline, whose files sit at the top of the run
     /// directory (as before systems existed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub systems: Vec<SystemConfig>,
+}
+
+/// `[generate]` (its model `[generate.llm]`) and `[filter.llm]`.
+#[derive(Debug, Clone)]
+pub struct GenerateTable {
+    pub settings: GenerateSettings,
+    pub llm: Option<LlmConfig>,
+    /// The filter's model (default: the generator's).
+    pub filter_llm: Option<LlmConfig>,
+    /// Items generated at once (default: twice the model's concurrency).
+    pub concurrency: usize,
+}
+
+/// `[answer]` (its model `[answer.llm]`): the builtin pipeline.
+#[derive(Debug, Clone)]
+pub struct AnswerTable {
+    pub settings: AnswerSettings,
+    pub retriever: RetrieverKind,
+    pub llm: Option<LlmConfig>,
+    pub concurrency: usize,
+}
+
+/// `[tag]` (its model `[tag.llm]`; the seed defaults to the run's).
+#[derive(Debug, Clone)]
+pub struct TagTable {
+    pub settings: hierarag_tag::TagSettings,
+    pub llm: Option<LlmConfig>,
+    pub concurrency: usize,
+}
+
+/// `[judge]` (its model `[judge.llm]`; the seed defaults to the run's). `hierarag run` grades
+/// every answer with it only when the config has a `[judge]` table (`on`); `hierarag judge`
+/// uses these settings either way.
+#[derive(Debug, Clone)]
+pub struct JudgeTable {
+    pub settings: hierarag_judge::JudgeSettings,
+    pub llm: Option<LlmConfig>,
+    pub concurrency: usize,
+    pub on: bool,
+    /// `[judge] benchmark = true`: the judge also rates every benchmark QA pair as the
+    /// annotators do (`benchmark.judge.jsonl`).
+    pub benchmark: bool,
+    /// `[judge.screen]`: after generation the judge rates every QA pair and the pairs below
+    /// these bounds leave the benchmark for `screened.jsonl` (off without the table).
+    pub screen: Option<hierarag_judge::ScreenSettings>,
+}
+
+/// A run config as `manifest.json` records it: flat, the roles' models and concurrencies
+/// beside the other tables, in the order runs have always recorded them.
+#[derive(Serialize)]
+struct Recorded<'a> {
+    source: &'a Path,
+    run: &'a RunSection,
+    corpus: Option<&'a CorpusSection>,
+    index: &'a IndexSection,
+    taxonomy: Option<&'a Path>,
+    plan: &'a PlanSection,
+    generate: &'a GenerateSettings,
+    generate_concurrency: usize,
+    answer: &'a AnswerSettings,
+    retriever: RetrieverKind,
+    #[serde(skip_serializing_if = "is_default_dense")]
+    dense: &'a DenseSettings,
+    answer_concurrency: usize,
+    evaluate: &'a EvaluateSection,
+    analysis: &'a hierarag_analysis::Settings,
+    llm: &'a LlmConfig,
+    generate_llm: Option<&'a LlmConfig>,
+    filter_llm: Option<&'a LlmConfig>,
+    answer_llm: Option<&'a LlmConfig>,
+    tag: &'a hierarag_tag::TagSettings,
+    tag_llm: Option<&'a LlmConfig>,
+    tag_concurrency: usize,
+    judge: &'a hierarag_judge::JudgeSettings,
+    judge_llm: Option<&'a LlmConfig>,
+    judge_concurrency: usize,
+    judge_on: bool,
+    judge_benchmark: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    judge_screen: Option<&'a hierarag_judge::ScreenSettings>,
+    embeddings: &'a EmbeddingsConfig,
+    #[serde(skip_serializing_if = "<[SystemConfig]>::is_empty")]
+    systems: &'a [SystemConfig],
+}
+
+impl Serialize for RunConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Recorded {
+            source: &self.source,
+            run: &self.run,
+            corpus: self.corpus.as_ref(),
+            index: &self.index,
+            taxonomy: self.taxonomy.as_deref(),
+            plan: &self.plan,
+            generate: &self.generate.settings,
+            generate_concurrency: self.generate.concurrency,
+            answer: &self.answer.settings,
+            retriever: self.answer.retriever,
+            dense: &self.dense,
+            answer_concurrency: self.answer.concurrency,
+            evaluate: &self.evaluate,
+            analysis: &self.analysis,
+            llm: &self.llm,
+            generate_llm: self.generate.llm.as_ref(),
+            filter_llm: self.generate.filter_llm.as_ref(),
+            answer_llm: self.answer.llm.as_ref(),
+            tag: &self.tag.settings,
+            tag_llm: self.tag.llm.as_ref(),
+            tag_concurrency: self.tag.concurrency,
+            judge: &self.judge.settings,
+            judge_llm: self.judge.llm.as_ref(),
+            judge_concurrency: self.judge.concurrency,
+            judge_on: self.judge.on,
+            judge_benchmark: self.judge.benchmark,
+            judge_screen: self.judge.screen.as_ref(),
+            embeddings: &self.embeddings,
+            systems: &self.systems,
+        }
+        .serialize(serializer)
+    }
 }
 
 /// The name of the implicit system of a config without `[[system]]` (its files sit at the top
@@ -566,8 +666,8 @@ const TABLES: &[&str] = &[
     "system",
 ];
 
-fn is_default_dense(settings: &DenseSettings) -> bool {
-    *settings == DenseSettings::default()
+fn is_default_dense(settings: &&DenseSettings) -> bool {
+    **settings == DenseSettings::default()
 }
 
 /// A run config's TOML with every value's place in the file, so that each error names the
@@ -1166,35 +1266,42 @@ with a reason)",
         let role_concurrency = |role: &Option<LlmConfig>| role.as_ref().unwrap_or(&llm).concurrency;
         Ok(RunConfig {
             source: path.to_path_buf(),
-            generate_concurrency: generate_concurrency
-                .unwrap_or_else(|| 2 * role_concurrency(&generate_llm)),
-            answer_concurrency: answer_concurrency
-                .unwrap_or_else(|| 2 * role_concurrency(&answer_llm)),
-            tag_concurrency: tag_concurrency.unwrap_or_else(|| 2 * role_concurrency(&tag_llm)),
-            judge_concurrency: judge_concurrency
-                .unwrap_or_else(|| 2 * role_concurrency(&judge_llm)),
+            generate: GenerateTable {
+                concurrency: generate_concurrency
+                    .unwrap_or_else(|| 2 * role_concurrency(&generate_llm)),
+                settings: generate,
+                llm: generate_llm,
+                filter_llm,
+            },
+            answer: AnswerTable {
+                concurrency: answer_concurrency
+                    .unwrap_or_else(|| 2 * role_concurrency(&answer_llm)),
+                settings: answer,
+                retriever,
+                llm: answer_llm,
+            },
+            tag: TagTable {
+                concurrency: tag_concurrency.unwrap_or_else(|| 2 * role_concurrency(&tag_llm)),
+                settings: tag,
+                llm: tag_llm,
+            },
+            judge: JudgeTable {
+                concurrency: judge_concurrency.unwrap_or_else(|| 2 * role_concurrency(&judge_llm)),
+                settings: judge,
+                llm: judge_llm,
+                on: judge_on,
+                benchmark: judge_benchmark,
+                screen: judge_screen,
+            },
             run,
             corpus,
             index,
             taxonomy: taxonomy.map(|t| t.path),
             plan,
-            generate,
-            answer,
-            retriever,
             dense,
             evaluate,
             analysis,
             llm,
-            generate_llm,
-            filter_llm,
-            answer_llm,
-            tag,
-            tag_llm,
-            judge,
-            judge_llm,
-            judge_on,
-            judge_benchmark,
-            judge_screen,
             embeddings,
             systems,
         })
@@ -1202,29 +1309,30 @@ with a reason)",
 
     /// The generator's model config.
     pub fn generator_llm(&self) -> &LlmConfig {
-        self.generate_llm.as_ref().unwrap_or(&self.llm)
+        self.generate.llm.as_ref().unwrap_or(&self.llm)
     }
 
     /// The filter's model config: its own, else the generator's.
     pub fn filter_llm(&self) -> &LlmConfig {
-        self.filter_llm
+        self.generate
+            .filter_llm
             .as_ref()
             .unwrap_or_else(|| self.generator_llm())
     }
 
     /// The tagger's model config (`[tag.llm]`, else `[llm]`).
     pub fn tagger_llm(&self) -> &LlmConfig {
-        self.tag_llm.as_ref().unwrap_or(&self.llm)
+        self.tag.llm.as_ref().unwrap_or(&self.llm)
     }
 
     /// The judge's model config (`[judge.llm]`, else `[llm]`).
     pub fn judge_llm(&self) -> &LlmConfig {
-        self.judge_llm.as_ref().unwrap_or(&self.llm)
+        self.judge.llm.as_ref().unwrap_or(&self.llm)
     }
 
     /// The answering model config.
     pub fn answerer_llm(&self) -> &LlmConfig {
-        self.answer_llm.as_ref().unwrap_or(&self.llm)
+        self.answer.llm.as_ref().unwrap_or(&self.llm)
     }
 
     /// The systems to answer with: the `[[system]]` tables, or the one implicit builtin
@@ -1289,14 +1397,14 @@ with a reason)",
     pub fn for_builtin(&self, system: &BuiltinSystem) -> RunConfig {
         let mut config = self.clone();
         if let Some(retriever) = system.retriever {
-            config.retriever = retriever;
+            config.answer.retriever = retriever;
         }
         if let Some(k) = system.top_k {
-            config.answer.top_k = k;
+            config.answer.settings.top_k = k;
         }
         if let Some(llm) = &system.llm {
-            config.answer_llm = Some(llm.clone());
-            config.answer_concurrency = 2 * llm.concurrency;
+            config.answer.llm = Some(llm.clone());
+            config.answer.concurrency = 2 * llm.concurrency;
         }
         config
     }
@@ -1433,15 +1541,15 @@ answer = "a"
             panic!("builtin")
         };
         let own = config.for_builtin(hybrid);
-        assert_eq!(own.retriever, RetrieverKind::Hybrid);
-        assert_eq!(own.answer.top_k, 5);
+        assert_eq!(own.answer.retriever, RetrieverKind::Hybrid);
+        assert_eq!(own.answer.settings.top_k, 5);
         assert_eq!(own.answerer_llm().model, "m");
         let SystemKind::Builtin(plain) = &config.systems[0].kind else {
             panic!("builtin")
         };
         let plain = config.for_builtin(plain);
         assert_eq!(
-            (plain.retriever, plain.answer.top_k),
+            (plain.answer.retriever, plain.answer.settings.top_k),
             (RetrieverKind::Bm25, 8)
         );
         let SystemKind::File(file) = &config.systems[2].kind else {
@@ -1580,13 +1688,13 @@ retriever = "hybrid"
 top_k = 5
 "#;
         let config = RunConfig::parse(text, Path::new("run.toml")).unwrap();
-        assert_eq!(config.generate.candidates, 2);
+        assert_eq!(config.generate.settings.candidates, 2);
         assert_eq!(config.generator_llm().model, "m");
         assert_eq!(config.filter_llm().model, "m");
         assert_eq!(config.answerer_llm().backend, ChatBackendKind::Embedded);
-        assert_eq!(config.retriever, RetrieverKind::Hybrid);
-        assert_eq!(config.answer.top_k, 5);
-        assert_eq!(config.answer.temperature, 0.6);
+        assert_eq!(config.answer.retriever, RetrieverKind::Hybrid);
+        assert_eq!(config.answer.settings.top_k, 5);
+        assert_eq!(config.answer.settings.temperature, 0.6);
         assert_eq!(config.run.seed, 42);
         // No [analysis]: the defaults with the run's seed.
         assert_eq!(config.analysis.seed, 42);
@@ -1645,5 +1753,58 @@ top_k = 5
             .unwrap_err()
             .to_string();
         assert!(error.contains("no [corpus] table"), "{error}");
+    }
+
+    #[test]
+    fn the_manifest_records_the_config_flat_in_the_order_runs_have_always_recorded() {
+        let text = "[corpus]\ninputs = [\"c.jsonl\"]\n[judge]\nconcurrency = 3\n\
+[judge.screen]\nmin_correctness = 2\n[judge.llm]\nbackend = \"openai\"\nmodel = \"j\"\n\
+base_urls = [\"http://127.0.0.1:1/v1\"]\n[[system]]\nname = \"bm25\"\nkind = \"builtin\"\n";
+        let config = RunConfig::parse(text, Path::new("run.toml")).unwrap();
+        assert_eq!(config.judge.concurrency, 3);
+        let recorded = config.to_json();
+        let keys: Vec<&str> = recorded
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "source",
+                "run",
+                "corpus",
+                "index",
+                "taxonomy",
+                "plan",
+                "generate",
+                "generate_concurrency",
+                "answer",
+                "retriever",
+                "answer_concurrency",
+                "evaluate",
+                "analysis",
+                "llm",
+                "generate_llm",
+                "filter_llm",
+                "answer_llm",
+                "tag",
+                "tag_llm",
+                "tag_concurrency",
+                "judge",
+                "judge_llm",
+                "judge_concurrency",
+                "judge_on",
+                "judge_benchmark",
+                "judge_screen",
+                "embeddings",
+                "systems",
+            ]
+        );
+        assert_eq!(recorded["judge_concurrency"], 3);
+        assert_eq!(recorded["judge_llm"]["model"], "j");
+        assert_eq!(recorded["judge_screen"]["min_correctness"], 2);
+        assert_eq!(recorded["generate_llm"], serde_json::Value::Null);
     }
 }

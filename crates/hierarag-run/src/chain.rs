@@ -73,9 +73,9 @@ pub fn stages_after(stage: &str, config: &RunConfig) -> Vec<&'static str> {
         .copied()
         .filter(|s| match *s {
             "compare" => config.answering_systems().len() >= 2,
-            "judge" => config.judge_on,
-            "judge-benchmark" => config.judge_on && config.judge_benchmark,
-            "screen" => config.judge_screen.is_some(),
+            "judge" => config.judge.on,
+            "judge-benchmark" => config.judge.on && config.judge.benchmark,
+            "screen" => config.judge.screen.is_some(),
             _ => true,
         })
         .collect()
@@ -215,7 +215,7 @@ or corpus changed: use a fresh --dir)",
     let systems = config.answering_systems();
     let label = |name: &str| (!config.systems.is_empty()).then(|| name.to_owned());
     let mut generated = finished(&mut outcome, "generate", generated);
-    if generated && let Some(screen) = &config.judge_screen {
+    if generated && let Some(screen) = &config.judge.screen {
         let (rated, _) = crate::judge::screen_benchmark(
             config,
             &run,
@@ -283,7 +283,7 @@ or corpus changed: use a fresh --dir)",
             if !finished(&mut outcome, "evaluate", evaluated) {
                 break;
             }
-            if config.judge_on {
+            if config.judge.on {
                 let judged = crate::judge::judge_answers(
                     config,
                     &run,
@@ -298,7 +298,7 @@ or corpus changed: use a fresh --dir)",
                 }
             }
         }
-        if outcome.stopped_at.is_none() && config.judge_benchmark {
+        if outcome.stopped_at.is_none() && config.judge.benchmark {
             let rated = crate::judge::judge_benchmark(config, &run, &run.benchmark(), reporter)?;
             finished(&mut outcome, "judge-benchmark", rated);
         }
@@ -532,7 +532,10 @@ mod tests {
     fn a_manifest_that_says_retries_matches_the_config_that_says_repairs() {
         let text = "[corpus]\ninputs = [\"c.jsonl\"]\n[judge]\nrepairs = 1\n[tag]\nrepairs = 3\n";
         let config = RunConfig::parse(text, Path::new("run.toml")).unwrap();
-        assert_eq!((config.judge.repairs, config.tag.repairs), (1, 3));
+        assert_eq!(
+            (config.judge.settings.repairs, config.tag.settings.repairs),
+            (1, 3)
+        );
         // The old name is still read, to the same settings.
         let old_text = text.replace("repairs", "retries");
         let old_config = RunConfig::parse(&old_text, Path::new("run.toml")).unwrap();

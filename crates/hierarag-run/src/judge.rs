@@ -49,7 +49,7 @@ pub fn judge_answers(
     let client = chat_client(config.judge_llm(), run.root(), reporter)?;
     let judge = Judge::new(
         &client,
-        config.judge.clone(),
+        config.judge.settings.clone(),
         crate::language::of_run(Some(config), run),
     );
     let (judgements, failures) = (system.judgements(), system.failures("judge"));
@@ -60,7 +60,7 @@ pub fn judge_answers(
         judge: &judge,
         judgements: &judgements,
         failures: &failures,
-        concurrency: config.judge_concurrency,
+        concurrency: config.judge.concurrency,
     };
     let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let graded = merge_grades(&system.scores(), &judgements)?;
@@ -185,7 +185,7 @@ rates them against the documents that were",
     let client = chat_client(config.judge_llm(), run.root(), reporter)?;
     let judge = Judge::new(
         &client,
-        config.judge.clone(),
+        config.judge.settings.clone(),
         crate::language::of_run(Some(config), run),
     );
     let (ratings, failures) = (run.benchmark_judgements(), run.failures(key));
@@ -195,7 +195,7 @@ rates them against the documents that were",
         judge: &judge,
         ratings: &ratings,
         failures: &failures,
-        concurrency: config.judge_concurrency,
+        concurrency: config.judge.concurrency,
     };
     let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let usages = vec![usage("judge", &client, config.judge_llm())];

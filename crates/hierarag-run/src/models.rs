@@ -86,7 +86,7 @@ pub fn check_models(
     reporter: &dyn Reporter,
 ) -> anyhow::Result<()> {
     let mut roles: Vec<(&str, &LlmConfig)> = vec![("generator", config.generator_llm())];
-    if config.generate.filter {
+    if config.generate.settings.filter {
         roles.push(("filter", config.filter_llm()));
     }
     // The answerer of each builtin system: the [answer] one unless a system has its own.
@@ -108,7 +108,7 @@ pub fn check_models(
     for (role, llm) in &answerers {
         roles.push((role.as_str(), *llm));
     }
-    if config.judge_on {
+    if config.judge.on {
         roles.push(("judge", config.judge_llm()));
     }
     // Roles that share a table share its check.

@@ -198,7 +198,7 @@ pub fn generate(
         .collect();
     let documents = crate::corpus::collect_documents(corpus, on_error, &needed, reporter)?;
     let generator_client = chat_client(config.generator_llm(), root, reporter)?;
-    let filter_client = if config.generate.filter {
+    let filter_client = if config.generate.settings.filter {
         Some(chat_client(config.filter_llm(), root, reporter)?)
     } else {
         None
@@ -207,7 +207,7 @@ pub fn generate(
         &taxonomy,
         &generator_client,
         filter_client.as_ref(),
-        config.generate.clone(),
+        config.generate.settings.clone(),
     )
     .in_language(crate::language::of_run(Some(config), run));
     let (benchmark, rejects, failures) = (run.benchmark(), run.rejects(), run.failures("generate"));
@@ -219,7 +219,7 @@ pub fn generate(
         rejects: &rejects,
         failures: &failures,
         screened: &run.screened(),
-        concurrency: config.generate_concurrency,
+        concurrency: config.generate.concurrency,
     };
     let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let mut usages = vec![usage(
@@ -333,13 +333,19 @@ pub fn answer(
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let runtime = runtime()?;
-    let retriever = retriever(config.retriever, index_dir, config, &runtime, reporter)?;
+    let retriever = retriever(
+        config.answer.retriever,
+        index_dir,
+        config,
+        &runtime,
+        reporter,
+    )?;
     let answer_client = chat_client(config.answerer_llm(), run.root(), reporter)?;
     let language = crate::language::of_run(Some(config), run);
     let answerer = Answerer::new(
         retriever.as_ref(),
         &answer_client,
-        config.answer.clone(),
+        config.answer.settings.clone(),
         language,
     );
     let (answers, failures) = (system.answers(), system.failures("answer"));
@@ -348,7 +354,7 @@ pub fn answer(
         answerer: &answerer,
         answers: &answers,
         failures: &failures,
-        concurrency: config.answer_concurrency,
+        concurrency: config.answer.concurrency,
         seed: config.run.seed,
     };
     let outcome = runtime.block_on(stage.run(&pass.progress()))?;

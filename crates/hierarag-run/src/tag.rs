@@ -48,7 +48,7 @@ pub fn tag(
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let client = chat_client(config.tagger_llm(), root, reporter)?;
     let examples = examples_of(&benchmark);
-    let tagger = Tagger::new(taxonomy, &client, config.tag.clone(), &examples)
+    let tagger = Tagger::new(taxonomy, &client, config.tag.settings.clone(), &examples)
         .map_err(|e| anyhow::anyhow!("[tag] dimensions: {e}"))?;
     let with_examples = tagger
         .dimensions()
@@ -81,7 +81,7 @@ pub fn tag(
         tagger: &tagger,
         tags: &tags,
         failures: &failures,
-        concurrency: config.tag_concurrency,
+        concurrency: config.tag.concurrency,
     };
     let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
     let usages = vec![usage("tagger", &client, config.tagger_llm())];

@@ -56,13 +56,13 @@ pub fn design_options(args: &PlanArgs) -> DesignOptions {
 pub fn generate_config(args: &GenerateArgs) -> anyhow::Result<RunConfig> {
     let mut config = model_config(args.config.as_deref())?;
     if let Some(k) = args.candidates {
-        config.generate.candidates = k.max(1);
+        config.generate.settings.candidates = k.max(1);
     }
     if args.no_filter {
-        config.generate.filter = false;
+        config.generate.settings.filter = false;
     }
-    if args.screen && config.judge_screen.is_none() {
-        config.judge_screen = Some(hierarag_run::config::ScreenSettings::default());
+    if args.screen && config.judge.screen.is_none() {
+        config.judge.screen = Some(hierarag_run::config::ScreenSettings::default());
     }
     Ok(config)
 }
@@ -71,13 +71,13 @@ pub fn generate_config(args: &GenerateArgs) -> anyhow::Result<RunConfig> {
 pub fn answer_config(args: &AnswerArgs) -> anyhow::Result<RunConfig> {
     let mut config = model_config(args.config.as_deref())?;
     if let Some(retriever) = args.retriever {
-        config.retriever = retriever;
+        config.answer.retriever = retriever;
     }
     if let Some(k) = args.top_k {
-        config.answer.top_k = k.max(1);
+        config.answer.settings.top_k = k.max(1);
     }
     if let Some(t) = args.temperature {
-        config.answer.temperature = t;
+        config.answer.settings.temperature = t;
     }
     if let Some(seed) = args.seed {
         config.run.seed = seed;
@@ -128,22 +128,22 @@ pub fn tag_config(
     let (mut config, run_seed) =
         run_model_config(args.config.as_deref(), run, "tagger's", reporter)?;
     if let Some(seed) = run_seed {
-        config.tag.seed = seed;
+        config.tag.settings.seed = seed;
     }
     if let Some(votes) = args.votes {
         if votes == 0 {
             bail!("--votes must be at least 1");
         }
-        config.tag.votes = votes;
+        config.tag.settings.votes = votes;
     }
     if let Some(examples) = args.examples {
-        config.tag.examples = examples;
+        config.tag.settings.examples = examples;
     }
     if let Some(dimensions) = &args.dimensions {
-        config.tag.dimensions = dimensions.clone();
+        config.tag.settings.dimensions = dimensions.clone();
     }
     if let Some(concurrency) = args.concurrency {
-        config.tag_concurrency = concurrency.max(1);
+        config.tag.concurrency = concurrency.max(1);
     }
     Ok(config)
 }
@@ -200,10 +200,10 @@ pub fn judge_config(
     let (mut config, run_seed) =
         run_model_config(args.config.as_deref(), run, "judge's", reporter)?;
     if let Some(seed) = run_seed {
-        config.judge.seed = seed;
+        config.judge.settings.seed = seed;
     }
     if let Some(concurrency) = args.concurrency {
-        config.judge_concurrency = concurrency.max(1);
+        config.judge.concurrency = concurrency.max(1);
     }
     Ok(config)
 }

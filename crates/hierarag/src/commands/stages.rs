@@ -26,7 +26,7 @@ pub fn generate(args: &GenerateArgs, printer: Printer) -> anyhow::Result<ExitCod
     printer.note(&format!("wrote {}", run.benchmark().display()));
     let mut ok = outcome.ok();
     if outcome.stopped.is_none()
-        && let Some(screen) = &config.judge_screen
+        && let Some(screen) = &config.judge.screen
     {
         let (rated, _) = hierarag_run::judge::screen_benchmark(
             &config,
