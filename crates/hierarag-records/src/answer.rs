@@ -10,13 +10,8 @@ pub struct ChunkRef {
     pub score: f64,
 }
 
-/// The answering model and its parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnswerModel {
-    pub backend: String,
-    pub model: String,
-    pub params: serde_json::Value,
-}
+/// The answering model and its parameters: the same record as every other model's.
+pub type AnswerModel = crate::benchmark::ModelInfo;
 
 /// What one answer cost in tokens. Times and cache hits are not recorded per answer (they
 /// differ between runs, and the file must not); the run manifest has them per stage.

@@ -447,16 +447,12 @@ pub fn import_answers(
     system: &SystemDir,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
-    let pass = StageRun::start(
-        run,
-        stage_key("answer", Some(name)),
-        system.root(),
-        reporter,
-    )?;
     let clock = std::time::Instant::now();
+    // The index is opened below, and only when some context needs looking up.
+    let SystemStage {
+        pass, benchmark, ..
+    } = SystemStage::start(run, benchmark_path, None, name, system, reporter)?;
     let key = pass.key().to_owned();
-    let benchmark: Vec<BenchmarkRecord> =
-        read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let mut rows = crate::systems::read_rows(file)
         .with_context(|| format!("system {name}: reading its answers"))?;
     // Contexts given as texts only: their documents are looked up in the index.
