@@ -89,14 +89,7 @@ impl AtomicFile {
     /// Starts `path` under a temporary name no other process or thread picks,
     /// `.<name>.XXXXXX.tmp`.
     pub fn create_unique(path: &Path) -> io::Result<AtomicFile> {
-        let (dir, name) = split(path)?;
-        let mut prefix = OsString::from(".");
-        prefix.push(name);
-        prefix.push(".");
-        let file = Builder::new()
-            .prefix(&prefix)
-            .suffix(".tmp")
-            .make_in(dir, |tmp| File::create_new(tmp))
+        let file = unique_beside(path, ".tmp", |tmp| File::create_new(tmp))
             .map_err(|e| writing(path, e))?;
         Ok(AtomicFile::new(path, file))
     }
@@ -134,6 +127,32 @@ impl Write for AtomicFile {
     }
 }
 
+/// Places the content of `from` at `to` whole or not at all: as a hard link where the
+/// filesystem allows one (no bytes copied, no space taken), otherwise as a copy; either way
+/// under a temporary name no other process picks, renamed over `to`. Returns whether it
+/// copied. The stores that share files between run directories (the chunk embeddings) rely on
+/// every writer replacing a file by rename, never writing into it, so that a link never sees
+/// its content change.
+pub fn link_or_copy(from: &Path, to: &Path) -> io::Result<bool> {
+    // A unique name that does not exist yet: hard_link refuses to replace a file.
+    let tmp = unique_beside(to, ".link", |tmp| std::fs::hard_link(from, tmp));
+    match tmp {
+        Ok(tmp) => {
+            tmp.persist(to)
+                .map(drop)
+                .map_err(|e| writing(to, e.error))?;
+            Ok(false)
+        }
+        Err(_) => {
+            let mut source = File::open(from)?;
+            let mut file = AtomicFile::create_unique(to)?;
+            io::copy(&mut source, &mut file)?;
+            file.finish()?;
+            Ok(true)
+        }
+    }
+}
+
 /// The text of a file a user gave, as [`std::fs::read_to_string`], except that bytes that are
 /// not UTF-8 are an [`io::ErrorKind::InvalidData`] error naming their line and their byte in
 /// it, both from 1 ("line 3, byte 57: not valid UTF-8"), so that the caller can say where the
@@ -164,6 +183,23 @@ fn beside(path: &Path) -> io::Result<NamedTempFile> {
         .rand_bytes(0)
         .make_in(dir, |tmp| File::create(tmp))
         .map_err(|e| writing(path, e))
+}
+
+/// `.<name>.XXXXXX<suffix>` beside `path`, a name no other process or thread picks, made by
+/// `make` (which fails when the name exists, so that another is tried).
+fn unique_beside<R>(
+    path: &Path,
+    suffix: &str,
+    make: impl FnMut(&Path) -> io::Result<R>,
+) -> io::Result<NamedTempFile<R>> {
+    let (dir, name) = split(path)?;
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    Builder::new()
+        .prefix(&prefix)
+        .suffix(suffix)
+        .make_in(dir, make)
 }
 
 /// Syncs `file` and renames it over `path`.
@@ -304,5 +340,41 @@ mod tests {
     fn a_path_without_a_file_name_is_refused() {
         let error = AtomicFile::create(Path::new("/")).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn link_or_copy_links_within_a_filesystem_and_copies_across() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("rows.f32");
+        std::fs::write(&from, b"0123").unwrap();
+        let to = dir.path().join("shared").join("rows.f32");
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(&to, b"old").unwrap();
+        assert!(!link_or_copy(&from, &to).unwrap(), "one filesystem: linked");
+        assert_eq!(std::fs::read(&to).unwrap(), b"0123");
+        let meta = |p: &Path| std::fs::metadata(p).unwrap();
+        assert_eq!(meta(&to).ino(), meta(&from).ino());
+        // Replacing the source by rename (as every writer does) leaves the link's content.
+        write_atomic(&from, b"4567").unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), b"0123");
+        assert_eq!(
+            names(to.parent().unwrap()),
+            ["rows.f32"],
+            "no temporary left"
+        );
+
+        // Across filesystems (a temporary directory in memory, where there is one): a copy.
+        let other =
+            tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap());
+        let copy = other.path().join("rows.f32");
+        let across = meta(other.path()).dev() != meta(dir.path()).dev();
+        assert_eq!(link_or_copy(&from, &copy).unwrap(), across);
+        assert_eq!(std::fs::read(&copy).unwrap(), b"4567");
+        assert_eq!(names(other.path()), ["rows.f32"]);
+
+        let missing = link_or_copy(&dir.path().join("missing"), &copy).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        assert_eq!(std::fs::read(&copy).unwrap(), b"4567", "unchanged");
     }
 }

@@ -16,6 +16,15 @@
 //! `meta.json` matches the index and the embedder and `embeddings.f32` has exactly the size it
 //! announces; anything else is rebuilt, and the callback is told why.
 //!
+//! Embedding a corpus is the slow part of dense retrieval (minutes for ten thousand chunks
+//! on a laptop, hours at corpus scale), and every run directory has an index of its own. So
+//! [`DenseRetriever::build_shared`] also keeps the pair in a store shared by run directories
+//! (`<store>/<backend>-<model>/<hash of the index identity>/`, the asset store's `embeddings/`
+//! in a run): a run that finds no pair of its own takes the store's when it matches (linked
+//! where the filesystem allows, otherwise copied, checked as its own would be), and a run that
+//! embedded puts its pair there for the next one. A run directory always holds its own pair,
+//! so it stays whole when the store is deleted.
+//!
 //! The rows are memory-mapped, never read into the heap. Search is exact (every row scored)
 //! unless [`DenseSettings`] choose the HNSW graph of [`crate::ann`] (`hnsw.usearch`, stored in
 //! the same directory): then the graph proposes `max(k, ef_search)` candidate rows, and these
@@ -31,6 +40,7 @@ use hierarag_index::{Bm25Index, ChunkPosition, Hit};
 use hierarag_llm::{BoxFuture, Embedder};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::ann::{HnswIndex, HnswProgress, HnswSettings};
 use crate::error::RagError;
@@ -128,6 +138,17 @@ impl DenseSettings {
 pub enum DenseProgress {
     /// The stored embeddings in `dir` match the index and the model: nothing to embed.
     Reused { dir: PathBuf, n_chunks: u64 },
+    /// No stored embeddings in `dir`, but the shared store's matching ones in `from` were
+    /// placed there (`copied`: as a copy, the filesystem not allowing a link).
+    Shared {
+        dir: PathBuf,
+        from: PathBuf,
+        copied: bool,
+        n_chunks: u64,
+    },
+    /// The embeddings just computed were placed in the shared store at `dir` for the next run
+    /// directory, or (`error`) could not be, which costs that run the embedding only.
+    Published { dir: PathBuf, error: Option<String> },
     /// Every chunk is embedded into `dir`, because of `reason` (no stored embeddings, another
     /// model, another index, a truncated file, …).
     Building {
@@ -186,17 +207,10 @@ impl DenseRetriever {
     /// `<index>/dense/<backend>-<model>`, with every character other than ASCII letters,
     /// digits, `.`, `_` and `-` replaced by `-`.
     pub fn default_cache_dir(index: &Bm25Index, embedder: &Embedder) -> PathBuf {
-        let slug: String = format!("{}-{}", embedder.backend(), embedder.model())
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        index.dir().join("dense").join(slug)
+        index
+            .dir()
+            .join("dense")
+            .join(slug(embedder.backend(), embedder.model()))
     }
 
     /// Loads the embeddings of `index`'s chunks from `cache_dir`, or (when they are missing or
@@ -206,6 +220,21 @@ impl DenseRetriever {
         index: Arc<Bm25Index>,
         embedder: Arc<Embedder>,
         cache_dir: &Path,
+        settings: &DenseSettings,
+        progress: &mut (dyn FnMut(DenseProgress) + Send),
+    ) -> Result<DenseRetriever, RagError> {
+        Self::build_shared(index, embedder, cache_dir, None, settings, progress).await
+    }
+
+    /// As [`DenseRetriever::build`], and with `shared`, a store of embeddings shared by run
+    /// directories: when `cache_dir` has no matching embeddings, the store's are placed there
+    /// if they match, and embeddings computed here are placed in the store (see the module
+    /// documentation).
+    pub async fn build_shared(
+        index: Arc<Bm25Index>,
+        embedder: Arc<Embedder>,
+        cache_dir: &Path,
+        shared: Option<&Path>,
         settings: &DenseSettings,
         progress: &mut (dyn FnMut(DenseProgress) + Send),
     ) -> Result<DenseRetriever, RagError> {
@@ -229,14 +258,36 @@ impl DenseRetriever {
                 });
             }
             Err(reason) => {
-                progress(DenseProgress::Building {
-                    dir: cache_dir.to_path_buf(),
-                    reason,
-                    n_chunks: meta.n_chunks,
-                });
-                meta.dim =
-                    embed_and_store(&index, &embedder, &positions, cache_dir, &meta, progress)
+                let shared = shared.map(|store| shared_dir(store, &meta));
+                match shared
+                    .as_deref()
+                    .map(|from| take_shared(from, cache_dir, &meta))
+                {
+                    Some(Ok((dim, copied))) => {
+                        meta.dim = dim;
+                        progress(DenseProgress::Shared {
+                            dir: cache_dir.to_path_buf(),
+                            from: shared.clone().expect("matched"),
+                            copied,
+                            n_chunks: meta.n_chunks,
+                        });
+                    }
+                    _ => {
+                        progress(DenseProgress::Building {
+                            dir: cache_dir.to_path_buf(),
+                            reason,
+                            n_chunks: meta.n_chunks,
+                        });
+                        meta.dim = embed_and_store(
+                            &index, &embedder, &positions, cache_dir, &meta, progress,
+                        )
                         .await?;
+                        if let Some(dir) = shared {
+                            let error = place_pair(cache_dir, &dir).err().map(|e| e.to_string());
+                            progress(DenseProgress::Published { dir, error });
+                        }
+                    }
+                }
             }
         }
         let rows =
@@ -491,6 +542,51 @@ fn index_identity(index: &Bm25Index) -> serde_json::Value {
         "documents": manifest.counts.documents,
         "chunks": manifest.counts.chunks,
     })
+}
+
+/// Where the shared store `store` keeps the embeddings `meta` describes:
+/// `<backend>-<model>/<first 16 hex digits of the SHA-256 of the index identity>`.
+fn shared_dir(store: &Path, meta: &DenseMeta) -> PathBuf {
+    let identity = serde_json::to_vec(&meta.index).expect("the identity serialises");
+    let hash = hex::encode(&Sha256::digest(&identity)[..8]);
+    store.join(slug(&meta.backend, &meta.model)).join(hash)
+}
+
+/// `<backend>-<model>` with every character other than ASCII letters, digits, `.`, `_` and
+/// `-` replaced by `-`: a directory name.
+fn slug(backend: &str, model: &str) -> String {
+    format!("{backend}-{model}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Places the shared store's pair in `from` into `dir` when it matches `wanted`, checked there
+/// as the run's own would be; the dimensions, and whether the filesystem made it copy.
+fn take_shared(from: &Path, dir: &Path, wanted: &DenseMeta) -> Result<(usize, bool), String> {
+    load_stored(from, wanted)?;
+    let copied = place_pair(from, dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok((load_stored(dir, wanted)?, copied))
+}
+
+/// Places the pair in `from` into `to`: `meta.json` removed first and placed last, as a build
+/// writes them, so that a pair cut off half-way is never taken as complete. Whether it copied.
+fn place_pair(from: &Path, to: &Path) -> std::io::Result<bool> {
+    std::fs::create_dir_all(to)?;
+    let meta = to.join(META_FILE);
+    match std::fs::remove_file(&meta) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let copied = hierarag_fs::link_or_copy(&from.join(EMBEDDINGS_FILE), &to.join(EMBEDDINGS_FILE))?;
+    hierarag_fs::link_or_copy(&from.join(META_FILE), &meta)?;
+    Ok(copied)
 }
 
 /// The dimensions of the stored embeddings when they match `wanted`; otherwise why not.

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -431,6 +431,116 @@ async fn an_interrupted_build_is_never_taken_as_complete() {
     assert_eq!(building_reason(&reports), Some("no stored embeddings"));
     assert_eq!(fresh.embedded() as u64, texts_to_embed(&index));
     assert_eq!(retriever.n_chunks() as u64, index.n_chunks());
+}
+
+async fn shared(
+    index: &Arc<Bm25Index>,
+    fake: &Fake,
+    cache_dir: &Path,
+    store: &Path,
+) -> (DenseRetriever, Vec<DenseProgress>) {
+    let mut reports = Vec::new();
+    let retriever = DenseRetriever::build_shared(
+        index.clone(),
+        fake.embedder.clone(),
+        cache_dir,
+        Some(store),
+        &DenseSettings::default(),
+        &mut |p| reports.push(p),
+    )
+    .await
+    .unwrap();
+    (retriever, reports)
+}
+
+#[tokio::test]
+async fn a_second_run_directory_takes_the_shared_embeddings_instead_of_embedding_again() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    // Two run directories, each with its own index of the same corpus.
+    let first_run = dir.path().join("first");
+    let second_run = dir.path().join("second");
+    std::fs::create_dir_all(&first_run).unwrap();
+    std::fs::create_dir_all(&second_run).unwrap();
+    let first_index = build(&first_run, 60, false);
+    let second_index = build(&second_run, 60, false);
+    let fake = fake("bow-16", None);
+
+    let first_cache = first_run.join("dense");
+    let (first, reports) = shared(&first_index, &fake, &first_cache, &store).await;
+    assert_eq!(building_reason(&reports), Some("no stored embeddings"));
+    let published = reports
+        .iter()
+        .find_map(|p| match p {
+            DenseProgress::Published { dir, error } => Some((dir.clone(), error.clone())),
+            _ => None,
+        })
+        .expect("published");
+    assert_eq!(published.1, None);
+    let published = published.0;
+    assert!(
+        published.starts_with(store.join("fake-bow-16")),
+        "{published:?}"
+    );
+    let embedded = fake.embedded();
+    assert_eq!(embedded as u64, texts_to_embed(&first_index));
+
+    let second_cache = second_run.join("dense");
+    let (second, reports) = shared(&second_index, &fake, &second_cache, &store).await;
+    match &reports[..] {
+        [
+            DenseProgress::Shared {
+                from,
+                copied,
+                n_chunks,
+                ..
+            },
+        ] => {
+            assert_eq!(from, &published);
+            assert!(!copied, "one filesystem: linked");
+            assert_eq!(*n_chunks, second_index.n_chunks());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fake.embedded(), embedded, "nothing embedded again");
+    let bytes = |cache: &Path| std::fs::read(cache.join(EMBEDDINGS_FILE)).unwrap();
+    assert_eq!(bytes(&first_cache), bytes(&second_cache));
+    let inode = |path: PathBuf| std::fs::metadata(path).unwrap().ino();
+    assert_eq!(
+        inode(second_cache.join(EMBEDDINGS_FILE)),
+        inode(published.join(EMBEDDINGS_FILE))
+    );
+    let q = bag_of_words("moon river");
+    assert_eq!(
+        ids(&first_index, &first.nearest(&q, 10).unwrap()),
+        ids(&second_index, &second.nearest(&q, 10).unwrap())
+    );
+
+    // The run directory holds its own pair: the store can go.
+    std::fs::remove_dir_all(&store).unwrap();
+    let (_, reports) = shared(&second_index, &fake, &second_cache, &store).await;
+    assert!(
+        matches!(reports[..], [DenseProgress::Reused { .. }]),
+        "{reports:?}"
+    );
+
+    // Another corpus finds no pair of its own in the store (its identity differs), and
+    // another model none either: both embed, and keep theirs beside the first.
+    let third_run = dir.path().join("third");
+    std::fs::create_dir_all(&third_run).unwrap();
+    let third_index = build(&third_run, 61, false);
+    let (_, reports) = shared(&third_index, &fake, &third_run.join("dense"), &store).await;
+    assert_eq!(building_reason(&reports), Some("no stored embeddings"));
+    let other = self::fake("bow-16-other", None);
+    let (_, reports) = shared(&second_index, &other, &second_run.join("other"), &store).await;
+    assert_eq!(building_reason(&reports), Some("no stored embeddings"));
+    assert_eq!(other.embedded() as u64, texts_to_embed(&second_index));
+    let (_, reports) = shared(&first_index, &other, &first_run.join("other"), &store).await;
+    assert!(
+        matches!(reports[..], [DenseProgress::Shared { .. }]),
+        "{reports:?}"
+    );
 }
 
 #[test]

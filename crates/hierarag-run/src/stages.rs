@@ -240,8 +240,13 @@ pub fn generate(
     Ok(outcome)
 }
 
+/// The folder of the asset store (`HIERARAG_HOME`) where the chunk embeddings of every run
+/// directory are shared (hierarag_rag::dense says how).
+pub const SHARED_EMBEDDINGS: &str = "embeddings";
+
 /// The retriever of a config over an index; dense and hybrid embed every chunk once (stored
-/// beside the index and reused) with the `[embeddings]` model.
+/// beside the index and reused, and shared with other run directories over the same corpus
+/// through the asset store's `embeddings/`) with the `[embeddings]` model.
 pub fn retriever(
     kind: RetrieverKind,
     index_dir: &Path,
@@ -268,13 +273,39 @@ pub fn retriever(
     let cache_dir = DenseRetriever::default_cache_dir(&index, &embedder);
     let counter = reporter.counter("embed", "chunks", Some(0));
     let mut graph_counter = None;
-    let dense = runtime.block_on(DenseRetriever::build(
+    // Embeddings shared by the run directories of this machine, beside the assets.
+    let shared = hierarag_assets::Store::from_env()
+        .ok()
+        .map(|store| store.root().join(SHARED_EMBEDDINGS));
+    let dense = runtime.block_on(DenseRetriever::build_shared(
         index.clone(),
         embedder,
         &cache_dir,
+        shared.as_deref(),
         &config.dense,
         &mut |progress| match progress {
             DenseProgress::Reused { .. } | DenseProgress::Hnsw(HnswProgress::Reused { .. }) => {}
+            DenseProgress::Shared {
+                from,
+                copied,
+                n_chunks,
+                ..
+            } => reporter.note(&format!(
+                "took the embeddings of {n_chunks} chunks from {} ({}) instead of embedding them again",
+                from.display(),
+                if copied { "copied" } else { "linked" }
+            )),
+            DenseProgress::Published { dir, error: None } => reporter.note(&format!(
+                "kept the chunk embeddings in {} for other runs over this corpus (delete it any time)",
+                dir.display()
+            )),
+            DenseProgress::Published {
+                dir,
+                error: Some(error),
+            } => reporter.warn(&format!(
+                "could not keep the chunk embeddings in {} for other runs: {error}",
+                dir.display()
+            )),
             DenseProgress::Building {
                 reason, n_chunks, ..
             } => {
