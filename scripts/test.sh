@@ -53,13 +53,13 @@ if [ ! -x "$PEERS/bin/python" ] || [ "$(cat "$PEERS_STAMP" 2>/dev/null)" != "$PE
 fi
 export HIERARAG_PEERS_PYTHON="$PEERS/bin/python"
 
-echo "== cargo fmt --check"
+echo "== cargo fmt --check [${SECONDS} s]"
 cargo fmt --all -- --check
-echo "== cargo clippy -D warnings"
+echo "== cargo clippy -D warnings [${SECONDS} s]"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # Every test, the ignored ones included: those download pinned packages from PyPI (the only
 # network they use) or drive Chromium; a plain `cargo test` lists them as ignored, with why.
-echo "== cargo test (--include-ignored)"
+echo "== cargo test (--include-ignored) [${SECONDS} s]"
 cargo test --workspace --locked -- --include-ignored
 # The Python package: built from this checkout with maturin into a virtual environment of
 # its own, beside python/tests/requirements.txt (pandas, pytest, and the LangChain packages
@@ -67,10 +67,11 @@ cargo test --workspace --locked -- --include-ignored
 # its pytest suite. The dev profile shares target/ with the cargo build above (a release
 # wheel would compile every crate again); `pip install .` on a user's machine builds the
 # release profile.
-echo "== python: pip install . ($PYVENV) and pytest python/tests"
+echo "== python: pip install . ($PYVENV) and pytest python/tests [${SECONDS} s]"
 [ -x "$PYVENV/bin/python" ] || "$PYTHON" -m venv "$PYVENV"
 "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check -r python/tests/requirements.txt
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" MATURIN_PEP517_ARGS="--profile dev" \
   "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
   --force-reinstall .
 "$PYVENV/bin/python" -m pytest -q python/tests
+echo "== scripts/test.sh: done [${SECONDS} s]"
