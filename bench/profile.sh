@@ -68,7 +68,7 @@ for name in "${ORDER[@]}"; do
   for setting in ${VARIANTS[$name]}; do overrides+=(--config "$setting"); done
   target="$OUT/target-$name"
   rm -rf "$target"
-  echo "== $name: ${VARIANTS[$name]:-Cargo.toml's [profile.release]}"
+  echo "== $name: ${VARIANTS[$name]:-as Cargo.toml sets it}"
   cold=$(CARGO_TARGET_DIR=$target seconds cargo build --release --locked -p hierarag "${overrides[@]}")
   touch crates/hierarag/src/main.rs crates/hierarag-run/src/lib.rs
   rebuild=$(CARGO_TARGET_DIR=$target seconds cargo build --release --locked -p hierarag "${overrides[@]}")

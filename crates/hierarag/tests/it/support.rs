@@ -218,3 +218,13 @@ pub fn peers_python() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join(".venv-peers/bin/python"))
 }
+
+/// The tests' asset store: `$HIERARAG_HOME` (scripts/test.sh sets it), otherwise
+/// `target/test-home`, fetching with the tests' Python.
+pub fn test_store() -> hierarag_assets::Store {
+    match std::env::var_os("HIERARAG_HOME") {
+        Some(_) => hierarag_assets::Store::from_env().unwrap(),
+        None => hierarag_assets::Store::at(workspace_root().join("target/test-home")),
+    }
+    .with_python(python())
+}
