@@ -1,4 +1,5 @@
-//! Pearson's χ² test of independence of a contingency table, as scipy's `chi2_contingency`.
+//! Pearson's χ² tests: independence of a contingency table, as scipy's `chi2_contingency`, and
+//! goodness of fit, as its `chisquare`.
 
 /// The χ² test of a contingency table.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,4 +93,50 @@ mod tests {
         assert!(chi2_contingency(&[vec![1, 2], vec![0, 0]]).is_none());
         assert!(chi2_contingency(&[]).is_none());
     }
+}
+
+/// Pearson's χ² goodness-of-fit test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GoodnessOfFit {
+    /// `Σ (O − E)² / E`.
+    pub statistic: f64,
+    /// `P(χ²(dof) > statistic)`.
+    pub p: f64,
+    /// The number of categories − 1.
+    pub dof: usize,
+}
+
+/// The χ² goodness-of-fit test of the `observed` counts against the `expected` ones, as
+/// `scipy.stats.chisquare(observed, expected)`; scale expected proportions to the observed total
+/// first, since scipy refuses expected counts whose total differs from the observed one by more
+/// than a relative √ε (1.5e-8).
+///
+/// Returns `None` when the lengths differ, there are fewer than two categories, an expected
+/// count is not positive and finite, or the totals differ.
+pub fn chisquare(observed: &[u64], expected: &[f64]) -> Option<GoodnessOfFit> {
+    if observed.len() != expected.len()
+        || observed.len() < 2
+        || expected.iter().any(|&e| !(e > 0.0 && e.is_finite()))
+    {
+        return None;
+    }
+    let observed_total = observed.iter().sum::<u64>() as f64;
+    let expected_total: f64 = expected.iter().sum();
+    if (observed_total - expected_total).abs()
+        > f64::EPSILON.sqrt() * observed_total.min(expected_total)
+    {
+        return None;
+    }
+    let statistic: f64 = observed
+        .iter()
+        .zip(expected)
+        .map(|(&o, &e)| (o as f64 - e) * (o as f64 - e) / e)
+        .sum();
+    let dof = observed.len() - 1;
+    let p = if statistic > 0.0 {
+        statrs::function::gamma::gamma_ur(dof as f64 / 2.0, statistic / 2.0)
+    } else {
+        1.0
+    };
+    Some(GoodnessOfFit { statistic, p, dof })
 }

@@ -1,7 +1,9 @@
-//! Correlation and binomial tests as scipy: point-biserial r, Spearman's ρ and a one-sided
-//! binomial p-value.
+//! Correlation and binomial tests as scipy: point-biserial r, Spearman's ρ, Kendall's τ-b with
+//! its p-value and a one-sided binomial p-value.
 
 use statrs::distribution::{Binomial, DiscreteCDF};
+
+use crate::paired::average_ranks;
 
 /// A correlation coefficient with its two-sided p-value and the number of pairs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,7 +62,7 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<Correlation> {
     if n != y.len() || n < 3 || x.iter().chain(y).any(|v| !v.is_finite()) {
         return None;
     }
-    let (rx, ry) = (average_ranks(x), average_ranks(y));
+    let (rx, ry) = (average_ranks(x).0, average_ranks(y).0);
     let (mx, my) = (crate::mean(&rx)?, crate::mean(&ry)?);
     let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
     for (a, b) in rx.iter().zip(&ry) {
@@ -81,25 +83,111 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<Correlation> {
     Some(Correlation { r, p, n })
 }
 
-/// Ranks from 1, ties sharing their average rank (`scipy.stats.rankdata`'s default).
-fn average_ranks(values: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
-    let mut ranks = vec![0.0; values.len()];
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start + 1;
-        while end < order.len() && values[order[end]] == values[order[start]] {
-            end += 1;
-        }
-        // Positions start..end (0-based) share the mean of ranks start+1 ..= end.
-        let rank = (start + end + 1) as f64 / 2.0;
-        for &i in &order[start..end] {
-            ranks[i] = rank;
-        }
-        start = end;
+/// Kendall's τ-b and its two-sided p-value, as `scipy.stats.kendalltau(x, y)` with its
+/// defaults: the exact null distribution of the discordant pairs when neither side has ties
+/// and there are at most 33 pairs of values (or at most one discordant or concordant pair),
+/// otherwise the normal approximation with scipy's tie-corrected variance.
+///
+/// Returns `None` when the slices differ in length, there are fewer than two pairs, a value is
+/// NaN, or a side is constant (scipy's NaN).
+pub fn kendall(x: &[f64], y: &[f64]) -> Option<Correlation> {
+    let n = x.len();
+    if n != y.len() || n < 2 || x.iter().chain(y).any(|v| v.is_nan()) {
+        return None;
     }
-    ranks
+    let (mut x_ties, mut y_ties, mut joint_ties, mut discordant) = (0u64, 0u64, 0u64, 0u64);
+    for i in 0..n {
+        for j in i + 1..n {
+            let dx = x[i].partial_cmp(&x[j])?;
+            let dy = y[i].partial_cmp(&y[j])?;
+            x_ties += u64::from(dx.is_eq());
+            y_ties += u64::from(dy.is_eq());
+            joint_ties += u64::from(dx.is_eq() && dy.is_eq());
+            discordant += u64::from(dx.is_ne() && dy.is_ne() && dx != dy);
+        }
+    }
+    let total = (n * (n - 1) / 2) as u64;
+    if x_ties == total || y_ties == total {
+        return None;
+    }
+    let score =
+        total as f64 - x_ties as f64 - y_ties as f64 + joint_ties as f64 - 2.0 * discordant as f64;
+    let tau = (score / ((total - x_ties) as f64).sqrt() / ((total - y_ties) as f64).sqrt())
+        .clamp(-1.0, 1.0);
+    let p = if x_ties == 0 && y_ties == 0 && (n <= 33 || discordant.min(total - discordant) <= 1) {
+        kendall_p_exact(n, total - discordant)
+    } else {
+        let (x0, x1) = tie_moments(x);
+        let (y0, y1) = tie_moments(y);
+        let m = n as f64 * (n as f64 - 1.0);
+        let variance = (m * (2.0 * n as f64 + 5.0) - x1 - y1) / 18.0
+            + (2.0 * x_ties as f64 * y_ties as f64) / m
+            + x0 * y0 / (9.0 * m * (n as f64 - 2.0));
+        normal_two_sided(score / variance.sqrt())
+    };
+    Some(Correlation { r: tau, p, n })
+}
+
+/// Σ t(t − 1)(t − 2) and Σ t(t − 1)(2t + 5) over the groups of `t` equal values.
+fn tie_moments(values: &[f64]) -> (f64, f64) {
+    let (_, sizes) = average_ranks(values);
+    sizes
+        .iter()
+        .filter(|&&t| t > 1)
+        .map(|&t| t as f64)
+        .fold((0.0, 0.0), |(a, b), t| {
+            (
+                a + t * (t - 1.0) * (t - 2.0),
+                b + t * (t - 1.0) * (2.0 * t + 5.0),
+            )
+        })
+}
+
+/// The two-sided exact p-value of `concordant` concordant pairs among `n` untied values, as
+/// scipy's `_kendall_p_exact`: the left tail of the number of inversions of a random
+/// permutation (Kendall, Rank Correlation Methods), doubled.
+fn kendall_p_exact(n: usize, concordant: u64) -> f64 {
+    let total = (n * (n - 1) / 2) as u64;
+    let c = concordant.min(total - concordant) as usize;
+    let factorial = |k: usize| (1..=k).map(|i| i as f64).product::<f64>();
+    let p = if n <= 2 {
+        1.0
+    } else if c == 0 {
+        if n < 171 { 2.0 / factorial(n) } else { 0.0 }
+    } else if c == 1 {
+        if n < 172 { 2.0 / factorial(n - 1) } else { 0.0 }
+    } else if 4 * c == n * (n - 1) {
+        1.0
+    } else {
+        // new[k]: permutations of j values with k inversions, k ≤ c, built one value at a time
+        // (a running sum, less the terms that fall out of the window of j).
+        let mut new = vec![0.0; c + 1];
+        new[0] = 1.0;
+        new[1] = 1.0;
+        for j in 3..=n {
+            let mut sum = 0.0;
+            for v in new.iter_mut() {
+                sum += *v;
+                *v = sum;
+            }
+            if n >= 171 {
+                new.iter_mut().for_each(|v| *v /= j as f64);
+            }
+            if j <= c {
+                let before = new.clone();
+                for (k, v) in new.iter_mut().enumerate().skip(j) {
+                    *v -= before[k - j];
+                }
+            }
+        }
+        let sum: f64 = new.iter().sum();
+        if n < 171 {
+            2.0 * sum / factorial(n)
+        } else {
+            sum
+        }
+    };
+    p.clamp(0.0, 1.0)
 }
 
 /// The one-sided binomial p-value `P(X ≥ k)` for `X ~ Bin(n, p)`, as

@@ -18,8 +18,10 @@
 //!   and the 2×2 closed form [`two_by_two`] / [`contrast`].
 //! - Agreement: [`aggregate_raters`] and [`fleiss_kappa`] (statsmodels), [`cohen_kappa`]
 //!   (scikit-learn).
-//! - Tests: [`point_biserial`] → [`Correlation`], [`binomial_greater`] (scipy);
-//!   [`chi2_contingency`] → [`ChiSquare`] (scipy).
+//! - Tests: [`point_biserial`], [`spearman`] and [`kendall`] → [`Correlation`],
+//!   [`binomial_greater`] (scipy); [`chi2_contingency`] → [`ChiSquare`] and the goodness of fit
+//!   [`chisquare`] → [`GoodnessOfFit`] (scipy); two independent samples: [`mann_whitney_u`] →
+//!   [`MannWhitney`] (scipy).
 //! - Several factors at once: [`additive_anova`] → [`AdditiveAnova`], type II sums of squares
 //!   (statsmodels).
 //! - Resampling: [`resample_indices`] for a seeded bootstrap, [`percentile_interval`] →
@@ -61,13 +63,14 @@ mod mixed;
 mod multiple;
 mod paired;
 mod resample;
+mod two_sample;
 
 pub use agreement::{aggregate_raters, cohen_kappa, fleiss_kappa, quadratic_kappa};
 pub use anova::{AnovaTerm, Contrast, TwoByTwo, TwoWayAnova, contrast, two_by_two, two_way_anova};
-pub use contingency::{ChiSquare, chi2_contingency};
+pub use contingency::{ChiSquare, GoodnessOfFit, chi2_contingency, chisquare};
 pub use describe::{mean, percentile, range, std_dev};
 pub use error::StatsError;
-pub use hypothesis::{Correlation, binomial_greater, point_biserial, spearman};
+pub use hypothesis::{Correlation, binomial_greater, kendall, point_biserial, spearman};
 pub use information::{entropy, equal_frequency_bins, mutual_info, nmi};
 pub use linear::{AdditiveAnova, additive_anova};
 pub use mixed::{MixedAnova, MixedTerm, mixed_anova};
@@ -76,3 +79,4 @@ pub use paired::{PairedT, Wilcoxon, WilcoxonMethod, kendall_tau_b, paired_t, wil
 pub use resample::{
     Interval, bootstrap_p, derive_seed, percentile_interval, permutation_p, resample_indices,
 };
+pub use two_sample::{MannWhitney, mann_whitney_u};

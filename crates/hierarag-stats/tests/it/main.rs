@@ -6,3 +6,4 @@ mod oracle;
 mod properties;
 mod table;
 mod tags_oracle;
+mod validity_oracle;

@@ -1,0 +1,149 @@
+//! Oracle test of the statistics that set a synthetic benchmark beside a human-written one:
+//! scipy's `chisquare`, `mannwhitneyu`, `kendalltau` and `spearmanr` on the committed cases of
+//! `tests/data/validity_cases.json` (written by `scripts/oracles/validity_oracle.py`; no Python
+//! at test time). Values 1e-9 (absolute below 1, relative above), p-values 1e-10 relative;
+//! `None`-ness must match scipy's NaN or refusal, and every case is counted.
+
+use std::path::PathBuf;
+
+use hierarag_stats::{Correlation, chisquare, kendall, mann_whitney_u, spearman};
+use serde::Deserialize;
+
+const VALUE_TOLERANCE: f64 = 1e-9;
+const P_TOLERANCE: f64 = 1e-10;
+
+#[derive(Deserialize)]
+struct Cases {
+    chisquare: Vec<ChiCase>,
+    mannwhitneyu: Vec<MwuCase>,
+    kendalltau: Vec<CorrelationCase>,
+    spearmanr: Vec<CorrelationCase>,
+}
+
+#[derive(Deserialize)]
+struct ChiCase {
+    name: String,
+    observed: Vec<u64>,
+    expected: Vec<f64>,
+    statistic: Option<f64>,
+    p: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct MwuCase {
+    name: String,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    u: f64,
+    p: f64,
+    exact: bool,
+}
+
+#[derive(Deserialize)]
+struct CorrelationCase {
+    name: String,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    statistic: Option<f64>,
+    p: Option<f64>,
+}
+
+fn cases() -> Cases {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/validity_cases.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the committed fixture"))
+        .expect("validity_cases.json parses")
+}
+
+fn close(ours: f64, theirs: f64, what: &str) {
+    assert!(
+        (ours - theirs).abs() <= VALUE_TOLERANCE * theirs.abs().max(1.0),
+        "{what}: {ours} against {theirs}"
+    );
+}
+
+fn close_p(ours: f64, theirs: f64, what: &str) {
+    let ok = if theirs == 0.0 {
+        ours == 0.0
+    } else {
+        ((ours - theirs) / theirs).abs() <= P_TOLERANCE
+    };
+    assert!(ok, "{what}: p {ours:e} against {theirs:e}");
+}
+
+#[test]
+fn chisquare_equals_scipy() {
+    let cases = cases().chisquare;
+    assert_eq!(cases.len(), 16, "the fixture's chisquare cases");
+    for case in &cases {
+        let ours = chisquare(&case.observed, &case.expected);
+        match (ours, case.statistic, case.p) {
+            (Some(ours), Some(statistic), Some(p)) => {
+                close(ours.statistic, statistic, &case.name);
+                close_p(ours.p, p, &case.name);
+                assert_eq!(ours.dof, case.observed.len() - 1, "{}", case.name);
+            }
+            (None, None, None) => {}
+            (ours, statistic, _) => panic!("{}: {ours:?} against {statistic:?}", case.name),
+        }
+    }
+}
+
+#[test]
+fn mann_whitney_u_equals_scipy() {
+    let cases = cases().mannwhitneyu;
+    assert_eq!(cases.len(), 40, "the fixture's mannwhitneyu cases");
+    let exact = cases.iter().filter(|c| c.exact).count();
+    assert!(
+        exact >= 20 && exact < cases.len(),
+        "both methods: {exact} exact"
+    );
+    for case in &cases {
+        let ours = mann_whitney_u(&case.x, &case.y).expect(&case.name);
+        assert_eq!(ours.exact, case.exact, "{}: method", case.name);
+        close(ours.u, case.u, &case.name);
+        close_p(ours.p, case.p, &case.name);
+        let n = (case.x.len() * case.y.len()) as f64;
+        close(ours.rank_biserial, 2.0 * case.u / n - 1.0, &case.name);
+    }
+}
+
+fn check_correlations(
+    cases: &[CorrelationCase],
+    ours: fn(&[f64], &[f64]) -> Option<Correlation>,
+    what: &str,
+) {
+    assert_eq!(cases.len(), 22, "the fixture's {what} cases");
+    for case in cases {
+        let name = format!("{what} {}", case.name);
+        match (ours(&case.x, &case.y), case.statistic, case.p) {
+            (Some(ours), Some(statistic), Some(p)) => {
+                close(ours.r, statistic, &name);
+                if 1.0 - statistic.abs() < 1e-15 && p < 1e-15 {
+                    // A perfect order: scipy's coefficient is 1 less a rounding error, whose p
+                    // (1e-24 for five pairs) is the rounding error's, where ours is exactly 0.
+                    assert!(
+                        ours.p < 1e-20 && p < 1e-20,
+                        "{name}: p {} against {p}",
+                        ours.p
+                    );
+                } else {
+                    close_p(ours.p, p, &name);
+                }
+            }
+            // scipy's NaN statistic (a constant side), or its NaN p of two pairs (spearmanr
+            // gives ±1 with no test there; ours gives nothing).
+            (None, None, _) | (None, _, None) => {}
+            (ours, statistic, p) => panic!("{name}: {ours:?} against {statistic:?}, {p:?}"),
+        }
+    }
+}
+
+#[test]
+fn kendall_equals_scipy() {
+    check_correlations(&cases().kendalltau, kendall, "kendalltau");
+}
+
+#[test]
+fn spearman_equals_scipy() {
+    check_correlations(&cases().spearmanr, spearman, "spearmanr");
+}
