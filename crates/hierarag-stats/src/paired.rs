@@ -243,27 +243,7 @@ pub(crate) fn average_ranks(values: &[f64]) -> (Vec<f64>, Vec<usize>) {
 /// Returns `None` when the slices differ in length, there are fewer than two pairs, or `x` or
 /// `y` is constant (scipy's NaN).
 pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> Option<f64> {
-    let n = x.len();
-    if n != y.len() || n < 2 {
-        return None;
-    }
-    let (mut score, mut x_ties, mut y_ties) = (0i64, 0u64, 0u64);
-    for i in 0..n {
-        for j in i + 1..n {
-            let dx = x[i].partial_cmp(&x[j])?;
-            let dy = y[i].partial_cmp(&y[j])?;
-            x_ties += u64::from(dx.is_eq());
-            y_ties += u64::from(dy.is_eq());
-            score += (dx as i64) * (dy as i64);
-        }
-    }
-    let total = (n * (n - 1) / 2) as u64;
-    if x_ties == total || y_ties == total {
-        return None;
-    }
-    // scipy clips to [−1, 1]: 3/√3/√3 is 1 + 2⁻⁵² otherwise.
-    let tau = score as f64 / ((total - x_ties) as f64).sqrt() / ((total - y_ties) as f64).sqrt();
-    Some(tau.clamp(-1.0, 1.0))
+    crate::kendall(x, y).map(|c| c.r)
 }
 
 #[cfg(test)]

@@ -60,14 +60,16 @@ fn cases() -> Cases {
         .expect("tags_cases.json parses")
 }
 
-fn close(ours: f64, theirs: f64, what: &str) {
+/// Within 1e-9 (absolute below 1, relative above); shared with `validity_oracle`.
+pub(crate) fn close(ours: f64, theirs: f64, what: &str) {
     assert!(
         (ours - theirs).abs() <= VALUE_TOLERANCE * theirs.abs().max(1.0),
         "{what}: {ours} against {theirs}"
     );
 }
 
-fn close_p(ours: f64, theirs: f64, what: &str) {
+/// Within 1e-10 relative, 0 only for 0; shared with `validity_oracle`.
+pub(crate) fn close_p(ours: f64, theirs: f64, what: &str) {
     let ok = if theirs == 0.0 {
         ours == 0.0
     } else {

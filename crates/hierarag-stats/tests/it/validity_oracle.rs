@@ -1,7 +1,8 @@
 //! Oracle test of the statistics that set a synthetic benchmark beside a human-written one:
 //! scipy's `chisquare`, `mannwhitneyu`, `kendalltau` and `spearmanr` on the committed cases of
 //! `tests/data/validity_cases.json` (written by `scripts/oracles/validity_oracle.py`; no Python
-//! at test time). Values 1e-9 (absolute below 1, relative above), p-values 1e-10 relative;
+//! at test time). Values 1e-9 (absolute below 1, relative above), p-values 1e-10 relative (the
+//! tolerances of `tags_oracle`);
 //! `None`-ness must match scipy's NaN or refusal, and every case is counted.
 
 use std::path::PathBuf;
@@ -9,8 +10,7 @@ use std::path::PathBuf;
 use hierarag_stats::{Correlation, chisquare, kendall, mann_whitney_u, spearman};
 use serde::Deserialize;
 
-const VALUE_TOLERANCE: f64 = 1e-9;
-const P_TOLERANCE: f64 = 1e-10;
+use crate::tags_oracle::{close, close_p};
 
 #[derive(Deserialize)]
 struct Cases {
@@ -52,22 +52,6 @@ fn cases() -> Cases {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/validity_cases.json");
     serde_json::from_str(&std::fs::read_to_string(path).expect("the committed fixture"))
         .expect("validity_cases.json parses")
-}
-
-fn close(ours: f64, theirs: f64, what: &str) {
-    assert!(
-        (ours - theirs).abs() <= VALUE_TOLERANCE * theirs.abs().max(1.0),
-        "{what}: {ours} against {theirs}"
-    );
-}
-
-fn close_p(ours: f64, theirs: f64, what: &str) {
-    let ok = if theirs == 0.0 {
-        ours == 0.0
-    } else {
-        ((ours - theirs) / theirs).abs() <= P_TOLERANCE
-    };
-    assert!(ok, "{what}: p {ours:e} against {theirs:e}");
 }
 
 #[test]
