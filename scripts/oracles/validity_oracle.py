@@ -29,6 +29,7 @@ One case per line, grouped by function; NaN results are written as null.
   orders of 3 to 6, 34 and 60 untied values (asymptotic past 33, exact again with at most one
   discordant pair), ties on one or both sides (asymptotic with the tie-corrected variance).
 - `spearmanr`: `scipy.stats.spearmanr(x, y)` -> statistic and p on the same kind of inputs.
+- `norm_ppf`: `scipy.stats.norm.ppf(q)`, the half-width of a normal interval in standard errors.
 
 `crates/hierarag-stats/tests/it/validity_oracle.rs` reads the committed file (no Python at test
 time). Rerun this script after changing the cases or the pinned package versions
@@ -153,10 +154,16 @@ def spearmanr_cases(rng):
     return correlation_cases(rng, scipy.stats.spearmanr)
 
 
+def norm_ppf_cases(rng):
+    """The half-widths of normal intervals: `scipy.stats.norm.ppf(q)`."""
+    qs = [0.5, 0.8, 0.9, 0.95, 0.975, 0.995, 0.9995, 0.025, 1e-6, 0.3]
+    return [{"q": q, "z": num(scipy.stats.norm.ppf(q))} for q in qs]
+
+
 def build():
     versions = {"numpy": np.__version__, "scipy": scipy.__version__}
     return grouped_cases([chisquare_cases, mannwhitneyu_cases, kendalltau_cases,
-                          spearmanr_cases], versions, SEED)
+                          spearmanr_cases, norm_ppf_cases], versions, SEED)
 
 
 def main():

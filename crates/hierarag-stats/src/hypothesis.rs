@@ -206,6 +206,17 @@ pub fn binomial_greater(k: u64, n: u64, p: f64) -> Option<f64> {
     Some(Binomial::new(p, n).ok()?.sf(k - 1))
 }
 
+/// The `q`-quantile of the standard normal distribution, as `scipy.stats.norm.ppf(q)` (statrs'
+/// inverse CDF): 1.959964 for 0.975, the half-width of a 95 % normal interval in standard
+/// errors. NaN outside `[0, 1]`.
+pub fn normal_quantile(q: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    if !(0.0..=1.0).contains(&q) {
+        return f64::NAN;
+    }
+    Normal::standard().inverse_cdf(q)
+}
+
 /// The two-sided p-value of a standard normal statistic, `2·Φ(−|z|)` as scipy's
 /// `2 * special.ndtr(-abs(z))`: `erfc(|z|/√2)`, evaluated without the cancellation of
 /// `1 − Φ(|z|)`. NaN for NaN.

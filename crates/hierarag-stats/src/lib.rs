@@ -70,7 +70,9 @@ pub use anova::{AnovaTerm, Contrast, TwoByTwo, TwoWayAnova, contrast, two_by_two
 pub use contingency::{ChiSquare, GoodnessOfFit, chi2_contingency, chisquare};
 pub use describe::{mean, percentile, range, std_dev};
 pub use error::StatsError;
-pub use hypothesis::{Correlation, binomial_greater, kendall, point_biserial, spearman};
+pub use hypothesis::{
+    Correlation, binomial_greater, kendall, normal_quantile, point_biserial, spearman,
+};
 pub use information::{entropy, equal_frequency_bins, mutual_info, nmi};
 pub use linear::{AdditiveAnova, additive_anova};
 pub use mixed::{MixedAnova, MixedTerm, mixed_anova};

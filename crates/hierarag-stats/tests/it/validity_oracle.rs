@@ -1,5 +1,6 @@
 //! Oracle test of the statistics that set a synthetic benchmark beside a human-written one:
-//! scipy's `chisquare`, `mannwhitneyu`, `kendalltau` and `spearmanr` on the committed cases of
+//! scipy's `chisquare`, `mannwhitneyu`, `kendalltau`, `spearmanr` and `norm.ppf` on the committed
+//! cases of
 //! `tests/data/validity_cases.json` (written by `scripts/oracles/validity_oracle.py`; no Python
 //! at test time). Values 1e-9 (absolute below 1, relative above), p-values 1e-10 relative (the
 //! tolerances of `tags_oracle`);
@@ -7,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use hierarag_stats::{Correlation, chisquare, kendall, mann_whitney_u, spearman};
+use hierarag_stats::{Correlation, chisquare, kendall, mann_whitney_u, normal_quantile, spearman};
 use serde::Deserialize;
 
 use crate::tags_oracle::{close, close_p};
@@ -18,6 +19,13 @@ struct Cases {
     mannwhitneyu: Vec<MwuCase>,
     kendalltau: Vec<CorrelationCase>,
     spearmanr: Vec<CorrelationCase>,
+    norm_ppf: Vec<QuantileCase>,
+}
+
+#[derive(Deserialize)]
+struct QuantileCase {
+    q: f64,
+    z: f64,
 }
 
 #[derive(Deserialize)]
@@ -130,4 +138,17 @@ fn kendall_equals_scipy() {
 #[test]
 fn spearman_equals_scipy() {
     check_correlations(&cases().spearmanr, spearman, "spearmanr");
+}
+
+#[test]
+fn normal_quantile_equals_scipy() {
+    let cases = cases().norm_ppf;
+    assert_eq!(cases.len(), 10, "the fixture's norm_ppf cases");
+    for case in &cases {
+        close(
+            normal_quantile(case.q),
+            case.z,
+            &format!("norm.ppf({})", case.q),
+        );
+    }
 }

@@ -1,0 +1,164 @@
+//! The findings in words, for a reader who is not a statistician.
+
+use crate::{Decision, FEW_HUMAN_QUESTIONS, Mix, Property, Transfer, Validity};
+
+fn interval(ci: Option<[f64; 2]>) -> String {
+    ci.map_or_else(String::new, |[lo, hi]| {
+        format!(", interval {lo:.2} to {hi:.2}")
+    })
+}
+
+pub(crate) fn verdict(v: &Validity) -> Vec<String> {
+    let mut out = Vec::new();
+    if v.human_questions < FEW_HUMAN_QUESTIONS {
+        out.push(format!(
+            "Only {} human-written questions: every comparison below is indicative at best; \
+{FEW_HUMAN_QUESTIONS} or more are needed before a difference can be trusted.",
+            v.human_questions
+        ));
+    }
+    if let Some(d) = &v.decisions {
+        let n = v.systems.len();
+        if let Some(tau) = &d.tau {
+            let how = if tau.value >= 0.999 {
+                "orders your systems as your real questions do"
+            } else if tau.value > 0.0 {
+                "orders your systems partly as your real questions do"
+            } else {
+                "does not order your systems as your real questions do"
+            };
+            out.push(format!(
+                "Your synthetic benchmark {how} on {} (Kendall's τ = {:.2}{}, {n} systems).",
+                d.metric,
+                tau.value,
+                interval(tau.ci)
+            ));
+        }
+        let holds = d
+            .pairs
+            .iter()
+            .filter(|p| p.transfer == Transfer::Holds)
+            .count();
+        let describe = |t: Transfer| match t {
+            Transfer::Holds => "holds",
+            Transfer::Vanishes => "vanishes",
+            Transfer::Flips => "flips",
+            Transfer::Appears => "appears only on real questions",
+        };
+        let changed: Vec<String> = d
+            .pairs
+            .iter()
+            .filter(|p| p.transfer != Transfer::Holds)
+            .map(|p| {
+                let said = match p.synthetic {
+                    Decision::Better => format!("{} beats {}", p.b, p.a),
+                    Decision::Worse => format!("{} beats {}", p.a, p.b),
+                    Decision::NoDifference => format!("{} and {} do not differ", p.a, p.b),
+                };
+                format!("\"{said}\" {}", describe(p.transfer))
+            })
+            .collect();
+        out.push(format!(
+            "{holds} of {} pairwise decisions transfer to the human questions{}",
+            d.pairs.len(),
+            if changed.is_empty() {
+                ".".to_owned()
+            } else {
+                format!(": {}.", changed.join("; "))
+            }
+        ));
+    }
+    // The strongest mismatch of the category mix at the coarse levels.
+    let mut mismatches: Vec<(f64, String)> = v
+        .coverage
+        .iter()
+        .flat_map(|c| {
+            c.categories.iter().filter_map(move |s| {
+                let (over, gap) = match s.flag? {
+                    Mix::Over => ("over", s.human_share - s.synthetic_share),
+                    Mix::Under => ("under", s.synthetic_share - s.human_share),
+                };
+                let said = if over == "over" {
+                    format!(
+                        "people ask {} questions ({} of {} at {}) more often than the benchmark does \
+({:.0} % against {:.0} %)",
+                        s.category, c.dimension, c.level, "its level",
+                        100.0 * s.human_share,
+                        100.0 * s.synthetic_share
+                    )
+                } else {
+                    format!(
+                        "the benchmark over-represents {} questions ({} at {}: {:.0} % against \
+{:.0} % of real questions)",
+                        s.category,
+                        c.dimension,
+                        c.level,
+                        100.0 * s.synthetic_share,
+                        100.0 * s.human_share
+                    )
+                };
+                Some((gap, said))
+            })
+        })
+        .collect();
+    mismatches.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (_, said) in mismatches.iter().take(2) {
+        out.push(format!("{}{}.", said[..1].to_uppercase(), &said[1..]));
+    }
+    for row in v
+        .properties
+        .iter()
+        .filter(|r| r.dimension.is_none() && r.p < 1.0 - v.settings.confidence)
+    {
+        let more = if row.effect > 0.0 { "higher" } else { "lower" };
+        let said = match row.property {
+            Property::Words => format!(
+                "Synthetic questions are {} (median {} against {} words, p = {:.2e}).",
+                if row.effect > 0.0 {
+                    "longer"
+                } else {
+                    "shorter"
+                },
+                row.synthetic_median,
+                row.human_median,
+                row.p
+            ),
+            property => format!(
+                "Synthetic questions score {more} on {} (median {:.2} against {:.2}, p = {:.2e}).",
+                property.describe(),
+                row.synthetic_median,
+                row.human_median,
+                row.p
+            ),
+        };
+        out.push(said);
+    }
+    let differing: Vec<String> = v
+        .granularity
+        .iter()
+        .filter(|g| !g.agree && g.synthetic_recommended.is_some())
+        .map(|g| {
+            format!(
+                "{} ({}): {}",
+                g.dimension,
+                g.system,
+                g.human_recommended.map_or_else(
+                    || "the human questions support no recommendation".to_owned(),
+                    |h| format!(
+                        "{} on the synthetic benchmark, {h} on real questions",
+                        g.synthetic_recommended.expect("filtered")
+                    )
+                )
+            )
+        })
+        .collect();
+    if !differing.is_empty() {
+        out.push(format!(
+            "The recommended granularity does not carry over for {}.",
+            differing.join("; ")
+        ));
+    } else if !v.granularity.is_empty() {
+        out.push("The recommended granularity is the same on both benchmarks.".to_owned());
+    }
+    out
+}
