@@ -57,6 +57,66 @@ pub struct RunConfig {
     /// builtin system, the `[answer]` pipeline, whose files sit at the top of the run
     /// directory (as before systems existed).
     pub systems: Vec<SystemConfig>,
+    /// A human-written benchmark answered beside the generated one (`[human]`): imported,
+    /// tagged, answered by the same systems and set beside it in `validity.json`.
+    pub human: Option<HumanSection>,
+}
+
+/// `[human]`: a benchmark of questions people wrote, in a file `hierarag import` reads (JSONL
+/// or a JSON list, or CSV), its fields mapped as `import` maps them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HumanSection {
+    /// The file, relative to the working directory.
+    pub file: PathBuf,
+    /// `jsonl` or `csv` [default: by the file's extension].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<HumanFormat>,
+    /// The field of the question's id [default: none; ids from the line numbers].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The field of the question [default: `question`].
+    #[serde(default = "default_question_field")]
+    pub question: String,
+    /// The field of the reference answer [default: `answer`].
+    #[serde(default = "default_answer_field")]
+    pub answer: String,
+    /// The field of the relevant documents' ids, a list or one id [default: none; the
+    /// retrieval metrics and the properties that need a relevant document are then absent].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc_ids: Option<String>,
+}
+
+/// The format of a `[human]` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HumanFormat {
+    Jsonl,
+    Csv,
+}
+
+impl HumanSection {
+    /// The format: the one set, else `csv` for a `.csv` file and `jsonl` otherwise.
+    pub fn format(&self) -> HumanFormat {
+        self.format.unwrap_or_else(|| {
+            if self
+                .file
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+            {
+                HumanFormat::Csv
+            } else {
+                HumanFormat::Jsonl
+            }
+        })
+    }
+}
+
+fn default_question_field() -> String {
+    "question".into()
+}
+fn default_answer_field() -> String {
+    "answer".into()
 }
 
 /// `[generate]` (its model `[generate.llm]`) and `[filter.llm]`.
@@ -140,6 +200,8 @@ struct Recorded<'a> {
     embeddings: &'a EmbeddingsConfig,
     #[serde(skip_serializing_if = "<[SystemConfig]>::is_empty")]
     systems: &'a [SystemConfig],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    human: Option<&'a HumanSection>,
 }
 
 impl Serialize for RunConfig {
@@ -174,6 +236,7 @@ impl Serialize for RunConfig {
             judge_screen: self.judge.screen.as_ref(),
             embeddings: &self.embeddings,
             systems: &self.systems,
+            human: self.human.as_ref(),
         }
         .serialize(serializer)
     }
@@ -664,6 +727,7 @@ const TABLES: &[&str] = &[
     "llm",
     "embeddings",
     "system",
+    "human",
 ];
 
 fn is_default_dense(settings: &&DenseSettings) -> bool {
@@ -1261,6 +1325,7 @@ with a reason)",
                 }
             };
         let systems = systems_of(&mut document)?;
+        let human: Option<HumanSection> = document.typed("human")?;
         document.finish()?;
 
         let role_concurrency = |role: &Option<LlmConfig>| role.as_ref().unwrap_or(&llm).concurrency;
@@ -1304,6 +1369,7 @@ with a reason)",
             llm,
             embeddings,
             systems,
+            human,
         })
     }
 

@@ -24,6 +24,9 @@ pub const AGREEMENT_FILE: &str = "agreement.json";
 ///   systems/<name>/…              answers, scores and failures of a named system
 ///   analysis.json  power.json  report.md  report.html
 ///   annotations.sqlite  agreement.json
+///   human/…                       the human-written benchmark of `[human]`, a run directory
+///                                 of its own (benchmark, tags, systems) over this index
+///   validity.json                 the generated benchmark beside the human-written one
 ///   run.lock                      held by the one process that writes the directory
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,6 +146,17 @@ impl RunDir {
 
     pub fn report_html(&self) -> PathBuf {
         self.root.join("report.html")
+    }
+
+    /// The human-written benchmark of `[human]`: a run directory of its own inside this one
+    /// (its benchmark, tags, and every system's answers and scores), over this one's index.
+    pub fn human(&self) -> RunDir {
+        RunDir::new(self.root.join("human"))
+    }
+
+    /// The generated benchmark beside the human-written one (`hierarag validity`).
+    pub fn validity(&self) -> PathBuf {
+        self.root.join("validity.json")
     }
 
     /// The human ratings (`hierarag annotate`).

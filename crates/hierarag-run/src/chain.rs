@@ -1,6 +1,7 @@
 //! The main job, `hierarag run`: the checks that need no corpus, then index → plan → generate →
-//! answer → evaluate → analyze → compare (with two or more systems) → report in one run
-//! directory, resuming whatever an earlier pass left.
+//! answer → evaluate → analyze → compare (with two or more systems) → with `[human]`, the
+//! human-written benchmark imported, tagged, answered and scored, and validity → report in one
+//! run directory, resuming whatever an earlier pass left.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -52,9 +53,10 @@ impl RunOutcome {
 }
 
 /// The stages after the stage that stopped a run, which did not run: compare only for a run
-/// of two or more systems, the judge's only with `[judge]`.
+/// of two or more systems, the judge's only with `[judge]`, the human-written benchmark's only
+/// with `[human]`.
 pub fn stages_after(stage: &str, config: &RunConfig) -> Vec<&'static str> {
-    const STAGES: [&str; 9] = [
+    const STAGES: [&str; 14] = [
         "generate",
         "screen",
         "answer",
@@ -63,6 +65,11 @@ pub fn stages_after(stage: &str, config: &RunConfig) -> Vec<&'static str> {
         "judge-benchmark",
         "analyze",
         "compare",
+        "human tag",
+        "human answer",
+        "human evaluate",
+        "human judge",
+        "validity",
         "report",
     ];
     STAGES
@@ -74,6 +81,8 @@ pub fn stages_after(stage: &str, config: &RunConfig) -> Vec<&'static str> {
         .filter(|s| match *s {
             "compare" => config.answering_systems().len() >= 2,
             "judge" => config.judge.on,
+            "human judge" => config.judge.on && config.human.is_some(),
+            "human tag" | "human answer" | "human evaluate" | "validity" => config.human.is_some(),
             "judge-benchmark" => config.judge.on && config.judge.benchmark,
             "screen" => config.judge.screen.is_some(),
             _ => true,
@@ -213,7 +222,6 @@ or corpus changed: use a fresh --dir)",
     };
     let generated = crate::stages::generate(config, &run, &run.plan(), &spec, on_error, reporter)?;
     let systems = config.answering_systems();
-    let label = |name: &str| (!config.systems.is_empty()).then(|| name.to_owned());
     let mut generated = finished(&mut outcome, "generate", generated);
     if generated && let Some(screen) = &config.judge.screen {
         let (rated, _) = crate::judge::screen_benchmark(
@@ -226,78 +234,7 @@ or corpus changed: use a fresh --dir)",
         generated = finished(&mut outcome, "screen", rated);
     }
     if generated {
-        for system_config in &systems {
-            let name = &system_config.name;
-            let system = crate::systems::dir_of(&run, config, name);
-            let label = label(name);
-            let answered = match &system_config.kind {
-                SystemKind::Builtin(builtin) => crate::stages::answer(
-                    &config.for_builtin(builtin),
-                    &run,
-                    &run.benchmark(),
-                    &run.index(),
-                    &system,
-                    label.as_deref(),
-                    reporter,
-                )?,
-                SystemKind::File(file) => crate::stages::import_answers(
-                    &run,
-                    &run.benchmark(),
-                    Some(&run.index()),
-                    name,
-                    file,
-                    &system,
-                    reporter,
-                )?,
-                SystemKind::Command(command) => crate::stages::answer_with_command(
-                    &run,
-                    &run.benchmark(),
-                    Some(&run.index()),
-                    name,
-                    command,
-                    &system,
-                    reporter,
-                )?,
-                SystemKind::Http(http) => crate::stages::answer_with_http(
-                    &run,
-                    &run.benchmark(),
-                    Some(&run.index()),
-                    name,
-                    http,
-                    &system,
-                    reporter,
-                )?,
-            };
-            if !finished(&mut outcome, "answer", answered) {
-                break;
-            }
-            let evaluated = crate::stages::evaluate(
-                config,
-                &run,
-                &run.benchmark(),
-                &system.answers(),
-                &system,
-                label.as_deref(),
-                reporter,
-            )?;
-            if !finished(&mut outcome, "evaluate", evaluated) {
-                break;
-            }
-            if config.judge.on {
-                let judged = crate::judge::judge_answers(
-                    config,
-                    &run,
-                    &run.benchmark(),
-                    &system.answers(),
-                    &system,
-                    label.as_deref(),
-                    reporter,
-                )?;
-                if !finished(&mut outcome, "judge", judged) {
-                    break;
-                }
-            }
-        }
+        answer_all(config, &run, &run, &mut outcome, SYNTHETIC_STAGES, reporter)?;
         if outcome.stopped_at.is_none() && config.judge.benchmark {
             let rated = crate::judge::judge_benchmark(config, &run, &run.benchmark(), reporter)?;
             finished(&mut outcome, "judge-benchmark", rated);
@@ -388,7 +325,37 @@ or corpus changed: use a fresh --dir)",
         )?;
     }
 
-    // 8. report
+    // 8. the human-written benchmark of [human]: imported, tagged, answered and scored by
+    // the same systems, and set beside the generated one in validity.json.
+    if let Some(human_section) = &config.human {
+        let human = crate::validity::import_human(&run, human_section, corpus.language, reporter)?;
+        let tagged = crate::tag::tag(config, &human, &human.benchmark(), &taxonomy, reporter)?;
+        if finished(&mut outcome, "human tag", tagged) {
+            answer_all(config, &run, &human, &mut outcome, HUMAN_STAGES, reporter)?;
+        }
+        if outcome.stopped_at.is_some() {
+            outcome.seconds = started.elapsed().as_secs_f64();
+            return Ok(outcome);
+        }
+        let stage_started = now_unix_s();
+        let clock = Instant::now();
+        let validity =
+            crate::validity::validity_of_run(&run, &taxonomy, &config.analysis, reporter)?;
+        let path = crate::validity::write(&validity, root)?;
+        for line in &validity.verdict {
+            reporter.note(&format!("validity: {line}"));
+        }
+        simple_stage(
+            &run,
+            "validity",
+            stage_started,
+            clock,
+            validity.human_questions,
+            &[&path],
+        )?;
+    }
+
+    // 9. report
     let stage_started = now_unix_s();
     let clock = Instant::now();
     let (report_md, report_html) = crate::report::write(&run, &analysis, &taxonomy, None, root)?;
@@ -404,6 +371,108 @@ or corpus changed: use a fresh --dir)",
     outcome.report_html = Some(report_html);
     outcome.seconds = started.elapsed().as_secs_f64();
     Ok(outcome)
+}
+
+/// The names a side's stages go by in the outcome: answer, evaluate, judge.
+type StageNames = [&'static str; 3];
+const SYNTHETIC_STAGES: StageNames = ["answer", "evaluate", "judge"];
+const HUMAN_STAGES: StageNames = ["human answer", "human evaluate", "human judge"];
+
+/// Answers the benchmark of `target` (the run itself, or its human-written benchmark) with
+/// every system over the run's index, scores the answers and, with `[judge]`, grades them;
+/// stops at the first stage an endpoint refused (`outcome.stopped_at`).
+fn answer_all(
+    config: &RunConfig,
+    run: &RunDir,
+    target: &RunDir,
+    outcome: &mut RunOutcome,
+    [answer_stage, evaluate_stage, judge_stage]: StageNames,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<()> {
+    let label = |name: &str| (!config.systems.is_empty()).then(|| name.to_owned());
+    let benchmark = target.benchmark();
+    for system_config in &config.answering_systems() {
+        let name = &system_config.name;
+        let system = crate::systems::dir_of(target, config, name);
+        let label = label(name);
+        let answered = match &system_config.kind {
+            SystemKind::Builtin(builtin) => crate::stages::answer(
+                &config.for_builtin(builtin),
+                target,
+                &benchmark,
+                &run.index(),
+                &system,
+                label.as_deref(),
+                reporter,
+            )?,
+            SystemKind::File(_) if target != run => {
+                reporter.warn(&format!(
+                    "{name}: answers read from a file cover the generated benchmark only; the \
+human-written questions are left unanswered by it (answer them with `hierarag answer {}` and a \
+file of their answers)",
+                    target.root().display()
+                ));
+                continue;
+            }
+            SystemKind::File(file) => crate::stages::import_answers(
+                target,
+                &benchmark,
+                Some(&run.index()),
+                name,
+                file,
+                &system,
+                reporter,
+            )?,
+            SystemKind::Command(command) => crate::stages::answer_with_command(
+                target,
+                &benchmark,
+                Some(&run.index()),
+                name,
+                command,
+                &system,
+                reporter,
+            )?,
+            SystemKind::Http(http) => crate::stages::answer_with_http(
+                target,
+                &benchmark,
+                Some(&run.index()),
+                name,
+                http,
+                &system,
+                reporter,
+            )?,
+        };
+        if !finished(outcome, answer_stage, answered) {
+            break;
+        }
+        let evaluated = crate::stages::evaluate(
+            config,
+            target,
+            &benchmark,
+            &system.answers(),
+            &system,
+            label.as_deref(),
+            reporter,
+        )?;
+        if !finished(outcome, evaluate_stage, evaluated) {
+            break;
+        }
+        if config.judge.on {
+            let judged = crate::judge::judge_answers(
+                config,
+                target,
+                &benchmark,
+                &system.answers(),
+                &system,
+                label.as_deref(),
+                reporter,
+            )?;
+            if !finished(outcome, judge_stage, judged) {
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Adds a stage's pass to the outcome; whether the run goes on (it did not stop).

@@ -16,7 +16,8 @@
 //! - [`analyze`], [`report`]: benchmark, answers and scores joined for the analysis and the
 //!   report; [`compare`]: several systems' scores compared on one benchmark; [`power`]: the questions a granularity finding needs, with the run as the pilot; [`annotate`]: the items to rate and the agreement of the ratings; [`export`]: BEIR, Ragas, DeepEval and TREC files; [`import`]: DataMorgana, Ragas, DeepEval and mapped JSONL/CSV benchmarks into a run; [`retrieval`]: queries into
 //!   TREC runs, their evaluation, and the retrieval smoke test; [`text`]: ROUGE-1, BLEU and CS of
-//!   any prediction/reference pairs.
+//!   any prediction/reference pairs; [`validity`]: the human-written benchmark of `[human]`
+//!   beside the generated one.
 //!
 //! Nothing here prints: notes and progress go through a [`Reporter`] (the binary draws them on
 //! stderr; [`Silent`] drops them).
@@ -54,6 +55,7 @@ pub mod stages;
 pub mod systems;
 pub mod tag;
 pub mod text;
+pub mod validity;
 
 pub use hierarag_config as config;
 pub use hierarag_interchange::{export, import, taxonomy};

@@ -123,6 +123,11 @@ Options on the command line override the [design] table of --config."#)]
     /// category with intervals, t and Wilcoxon tests (Holm), the system × category
     /// interaction, rank changes, and which granularity separates them (comparison.json).
     Compare(CompareArgs),
+    /// Does the generated benchmark tell what the questions people ask tell? The run's
+    /// human-written benchmark (`[human]`, in RUN/human) beside the generated one: category
+    /// mix, question properties, per-category and granularity agreement, the systems' order
+    /// and pairwise decisions, and a verdict in words (validity.json).
+    Validity(ValidityArgs),
     /// Label every benchmark question on every dimension of the taxonomy at every level with
     /// an LLM (tags.jsonl): the categories a question was not generated for, or categories for
     /// an imported benchmark; `analyze` then reports agreement and confounders.
@@ -870,6 +875,27 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Print comparison.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = "\
+The run's [human] table names a file of questions people wrote (with their reference answers \
+and, for retrieval metrics, their relevant documents); `hierarag run` imports it into RUN/human, \
+tags it against the run's taxonomy, answers and scores it with every system, and writes \
+validity.json. This command computes validity.json again from those files (with other \
+statistics settings, say). docs/guide/validity.md explains how to read it and what it cannot tell.")]
+pub struct ValidityArgs {
+    /// The run directory (its human-written benchmark in RUN/human).
+    #[arg(value_name = "RUN_DIR")]
+    pub dir: PathBuf,
+    /// The taxonomy [default: the run's taxonomy.toml, else the built-in one].
+    #[arg(long, value_name = "FILE")]
+    pub taxonomy: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Print validity.json to stdout instead of the verdict.
     #[arg(long)]
     pub json: bool,
 }

@@ -24,6 +24,7 @@ mod stages;
 mod system;
 mod tag;
 mod taxonomy;
+mod validity;
 
 use std::process::ExitCode;
 
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Evaluate(args) => stages::evaluate(&args, printer),
         Command::Analyze(args) => analyze::run(&args, printer),
         Command::Compare(args) => compare::run(&args, printer),
+        Command::Validity(args) => validity::run(&args, printer),
         Command::Tag(args) => tag::run(&args, printer),
         Command::Judge(args) => judge::run(&args, printer),
         Command::Power(args) => power::run(&args, printer),

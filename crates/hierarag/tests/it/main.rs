@@ -21,3 +21,4 @@ mod run;
 mod systems;
 mod tag;
 mod taxonomy;
+mod validity;

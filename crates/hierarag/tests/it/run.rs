@@ -62,6 +62,19 @@ fn chat(body: &Value) -> Reply {
             json!({"error": {"message": "this document is refused by the mock"}}),
         );
     }
+    // The tagger: a category picked by the question's length, so that the questions spread
+    // over every category offered.
+    if let Some(names) = body["response_format"]["json_schema"]["schema"]["properties"]["category"]
+        ["enum"]
+        .as_array()
+    {
+        let question = user
+            .rsplit_once("<question>\n")
+            .and_then(|(_, rest)| rest.split_once("\n</question>"))
+            .map_or(user, |(text, _)| text);
+        let pick = &names[question.len() % names.len()];
+        return reply(json!({ "category": pick }).to_string());
+    }
     if system.contains("grader") {
         // The judge: a pair from a castle document has a poor reference; every answer is
         // mostly correct.

@@ -1,0 +1,168 @@
+//! `hierarag run` with a `[human]` table (examples/human/run.toml: 179 questions people wrote
+//! about 60 Wikipedia paragraphs) against the tests' mock LLM and embeddings server: the
+//! human-written benchmark is imported, tagged, answered and scored by every system, and
+//! validity.json sets it beside the generated one; `hierarag validity` computes the same bytes
+//! again. A human benchmark in another language than the corpus is refused.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::support::{BIN, ok, workspace_root};
+
+/// The example config with its models on the mock and its files at absolute paths.
+fn example_config(dir: &Path, questions: &Path) -> std::path::PathBuf {
+    let root = workspace_root();
+    let url = crate::run::start_mock(0);
+    let example = std::fs::read_to_string(root.join("examples/human/run.toml")).unwrap();
+    let config = example
+        .replace(
+            "[llm]\nbackend = \"embedded\"",
+            &format!("[llm]\nbackend = \"openai\"\nmodel = \"mock-1\"\nbase_urls = [\"{url}\"]"),
+        )
+        .replace(
+            "[embeddings]\nbackend = \"embedded\"",
+            &format!(
+                "[embeddings]\nbackend = \"openai\"\nmodel = \"mock-embed\"\nbase_urls = [\"{url}\"]"
+            ),
+        )
+        .replace(
+            "\"examples/human/corpus.jsonl\"",
+            &format!("{:?}", root.join("examples/human/corpus.jsonl").display().to_string()),
+        )
+        .replace(
+            "\"examples/human/questions.jsonl\"",
+            &format!("{:?}", questions.display().to_string()),
+        );
+    assert!(
+        config.matches("mock-").count() == 2,
+        "the model tables moved"
+    );
+    let path = dir.join("human.toml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_with_a_human_benchmark_writes_validity_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let questions = workspace_root().join("examples/human/questions.jsonl");
+    let config = example_config(dir.path(), &questions);
+    let (_, stderr) = ok(Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(&config)
+        .arg("--dir")
+        .arg(&run_dir));
+    assert!(
+        stderr.contains("imported 179 human-written questions"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("validity: "), "{stderr}");
+    let human = run_dir.join("human");
+    for system in ["bm25-top3", "bm25-top10", "dense"] {
+        let scores =
+            std::fs::read_to_string(human.join("systems").join(system).join("scores.jsonl"))
+                .unwrap();
+        assert_eq!(scores.lines().count(), 179, "{system}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(human.join("tags.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        179
+    );
+    let validity = read_json(&run_dir.join("validity.json"));
+    assert_eq!(validity["human_questions"], 179);
+    assert_eq!(validity["synthetic_questions"], 32);
+    assert_eq!(
+        validity["systems"],
+        serde_json::json!(["bm25-top3", "bm25-top10", "dense"])
+    );
+    // The coarse level of each of the design's four dimensions, on both sides.
+    let coverage = validity["coverage"].as_array().unwrap();
+    assert_eq!(coverage.len(), 4, "{coverage:?}");
+    for level in coverage {
+        assert_eq!(level["level"], "coarse");
+        let human_total: u64 = level["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["human"].as_u64().unwrap())
+            .sum();
+        assert_eq!(human_total, 179, "{level}");
+    }
+    // Every property has its overall row: the people's questions name their paragraph.
+    let overall: Vec<&str> = validity["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p.get("category").is_none())
+        .map(|p| p["property"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        overall,
+        [
+            "words",
+            "overlap",
+            "gold_rank",
+            "answer_words",
+            "refusal_expected"
+        ]
+    );
+    let decisions = &validity["decisions"];
+    assert_eq!(decisions["pairs"].as_array().unwrap().len(), 3);
+    let transfer = decisions["transfer"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&transfer));
+    assert!(!validity["verdict"].as_array().unwrap().is_empty());
+    // The command computes the same file again, byte for byte.
+    let before = std::fs::read(run_dir.join("validity.json")).unwrap();
+    let (stdout, _) = ok(Command::new(BIN).arg("validity").arg(&run_dir));
+    assert_eq!(
+        std::fs::read(run_dir.join("validity.json")).unwrap(),
+        before
+    );
+    assert!(stdout.contains("pairwise decisions transfer"), "{stdout}");
+}
+
+#[test]
+fn a_human_benchmark_in_another_language_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let questions = dir.path().join("korean.jsonl");
+    // Enough letters (300) for the script check to decide.
+    let lines: Vec<String> = (0..20)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("k{i}"),
+                "question": "금강산은 어느 나라에 있는 산입니까?",
+                "answer": "북한",
+                "doc_ids": ["Super_Bowl_50#0"],
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&questions, lines.join("\n") + "\n").unwrap();
+    let config = example_config(dir.path(), &questions);
+    let out = Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(&config)
+        .arg("--dir")
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("its questions are not in the corpus language, English"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("run/human/benchmark.jsonl").exists());
+}
