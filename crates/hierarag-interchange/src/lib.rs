@@ -1,7 +1,8 @@
 //! Files from and for other tools: benchmarks made elsewhere read into a run ([`import`]:
 //! DataMorgana, Ragas, DeepEval, mapped JSONL/CSV), a run's benchmark and answers written for
 //! them ([`export`]: BEIR, Ragas, DeepEval, TREC), answers made elsewhere read from a file
-//! ([`answers`]: Ragas, DeepEval, RAGChecker, mapped JSONL/CSV) and taxonomies as TOML or a
+//! ([`answers`]: Ragas, DeepEval, RAGChecker, mapped JSONL/CSV) or replied by a user's program,
+//! service or function ([`replies`]), and taxonomies as TOML or a
 //! DataMorgana configuration ([`taxonomy`]); prediction/reference pair files and their ROUGE-1
 //! and BLEU ([`text`], `hierarag eval text`); queries run into TREC run files and qrels
 //! evaluated with trec_eval's semantics ([`retrieval`]).
@@ -13,6 +14,7 @@
 pub mod answers;
 pub mod export;
 pub mod import;
+pub mod replies;
 pub mod retrieval;
 pub mod taxonomy;
 pub mod text;

@@ -26,6 +26,7 @@
 //!     questions: Vec::new(),
 //!     systems: Vec::new(),
 //!     comparison: None,
+//!     validity: None,
 //! };
 //! assert!(markdown(&input).starts_with("# empty run"));
 //! assert!(html(&input).contains("<svg"));
@@ -38,6 +39,7 @@ mod html;
 mod markdown;
 mod sections;
 pub mod svg;
+mod validity;
 
 use hierarag_analysis::Analysis;
 use hierarag_taxonomy::Taxonomy;
@@ -62,6 +64,9 @@ pub struct ReportInput<'a> {
     /// The comparison of the run's systems (`comparison.json`), when there is one: its own
     /// section after the systems'.
     pub comparison: Option<&'a hierarag_analysis::Comparison>,
+    /// The generated benchmark beside a human-written one (`validity.json`), when the run has
+    /// one: its own section after the comparison.
+    pub validity: Option<&'a hierarag_validity::Validity>,
 }
 
 /// One system of a run: its overall means, and its own analysis when there is one.

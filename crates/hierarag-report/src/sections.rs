@@ -85,6 +85,7 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     let mut out = vec![run(input)];
     out.extend(systems(input));
     out.extend(input.comparison.map(crate::comparison::section));
+    out.extend(input.validity.map(crate::validity::section));
     out.extend(recommendations(analysis));
     out.extend(table1(analysis));
     out.extend(table2(analysis));

@@ -38,6 +38,7 @@ pub fn write(
     let others = other_analyses(&systems[1..])?;
     let systems = system_reports(&systems, manifest.as_ref(), analysis, &others)?;
     let comparison = crate::compare::load(dir)?;
+    let validity = crate::validity::load(run)?;
     let mut summary = summary(dir, manifest.as_ref());
     if !designs.is_empty() {
         summary
@@ -55,6 +56,7 @@ pub fn write(
         questions,
         systems,
         comparison: comparison.as_ref(),
+        validity: validity.as_ref(),
     };
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let out = RunDir::new(out);

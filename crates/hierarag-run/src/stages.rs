@@ -745,11 +745,7 @@ pub fn answer_with_http(
     Ok(outcome)
 }
 
-/// A function that answers one question (its benchmark record) with a reply in the JSON form
-/// of [`hierarag_systems::Reply::from_json`], or says why it could not. It may block (it is
-/// called on blocking threads, `concurrency` at a time).
-pub type AnswerFunction =
-    Arc<dyn Fn(&BenchmarkRecord) -> Result<serde_json::Value, String> + Send + Sync>;
+pub use hierarag_interchange::replies::AnswerFunction;
 
 /// A system of the run that answers with a function (a Python callable, through the Python
 /// package): every unanswered question of the run's benchmark given to `call`, `concurrency`

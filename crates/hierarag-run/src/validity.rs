@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hierarag_analysis::{Metric, Settings};
-use hierarag_index::{Bm25Index, Level, analyze, analyzer_for};
+use hierarag_index::{Bm25Index, Level};
 use hierarag_lang::Language;
 use hierarag_pipeline::{Reporter, read_records, write_atomic};
-use hierarag_records::{BenchmarkRecord, CategoryRef, TagRecord};
+use hierarag_records::{BenchmarkRecord, TagRecord};
 use hierarag_taxonomy::Taxonomy;
 use hierarag_validity::{Benchmark, Question, SystemResult, Validity};
 
@@ -21,10 +21,6 @@ use crate::layout::{RunDir, SystemDir};
 /// How deep the BM25 ranking is read for the relevant document's rank: one not found in the
 /// top `GOLD_DEPTH` counts as `GOLD_DEPTH + 1`.
 pub const GOLD_DEPTH: usize = 1000;
-
-/// A tag whose votes agree less than this at some level leaves its question unplaced on that
-/// dimension.
-pub const PLACED_CONFIDENCE: f64 = 0.5;
 
 /// Imports the `[human]` file into `RUN/human/` (once: a benchmark already there is kept),
 /// refusing one whose questions are not in the corpus' language.
@@ -199,24 +195,22 @@ again (docs/guide/validity.md)",
     ))
 }
 
-/// The questions as the check reads them: a generated question's categories from its design,
-/// a human question's from its tags; each one's properties measured against the index.
+/// The questions as the check reads them ([`hierarag_validity::question`]), each one's relevant
+/// document ranked by BM25 against the index.
 fn questions(
     records: &[BenchmarkRecord],
     tags: Option<&[TagRecord]>,
     index: &Bm25Index,
 ) -> anyhow::Result<Vec<Question>> {
-    let language = index.manifest().language;
-    let mut analyzer = analyzer_for(language);
-    // The analysed terms of every relevant document, read once.
     let wanted: HashSet<&str> = records
         .iter()
         .flat_map(|r| r.doc_ids.iter().map(String::as_str))
         .collect();
-    let mut documents: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut documents: HashMap<String, String> = HashMap::new();
     for chunk in index.chunks_of(&wanted)? {
-        let terms = analyze(&mut analyzer, &chunk.text);
-        documents.entry(chunk.doc_id).or_default().extend(terms);
+        let text = documents.entry(chunk.doc_id).or_default();
+        text.push_str(&chunk.text);
+        text.push('\n');
     }
     let tagged: HashMap<&str, &TagRecord> = tags
         .unwrap_or_default()
@@ -224,81 +218,22 @@ fn questions(
         .map(|t| (t.id.as_str(), t))
         .collect();
     let mut scratch = index.scratch();
-    let segmentation = language.segmentation();
-    let count_words = |text: &str| {
-        let mut n = 0usize;
-        hierarag_lang::for_each_token(text, segmentation, |_, _, _| n += 1);
-        n as f64
-    };
-    let mut out = Vec::with_capacity(records.len());
-    for record in records {
-        let (categories, unplaced) = match tags {
-            None => (record.categories.clone(), Vec::new()),
-            Some(_) => match tagged.get(record.id.as_str()) {
-                Some(tag) => placed(tag),
-                None => (Vec::new(), vec!["(not tagged)".to_owned()]),
-            },
-        };
-        let question_terms: HashSet<String> = analyze(&mut analyzer, &record.question)
-            .into_iter()
-            .collect();
-        let relevant: Vec<&HashSet<String>> = record
-            .doc_ids
-            .iter()
-            .filter_map(|id| documents.get(id))
-            .collect();
-        let overlap = (!relevant.is_empty() && !question_terms.is_empty()).then(|| {
-            let found = question_terms
-                .iter()
-                .filter(|t| relevant.iter().any(|d| d.contains(*t)))
-                .count();
-            found as f64 / question_terms.len() as f64
-        });
-        let gold_rank = (!record.doc_ids.is_empty()).then(|| {
-            let hits = index.search(&mut scratch, &record.question, GOLD_DEPTH, Level::Doc);
-            let rank = hits
-                .iter()
-                .position(|hit| record.doc_ids.iter().any(|id| id == index.doc_id(hit)))
-                .map_or(GOLD_DEPTH + 1, |i| i + 1);
-            rank as f64
-        });
-        let answer_words = count_words(&record.answer);
-        out.push(Question {
-            id: record.id.clone(),
-            categories,
-            unplaced,
-            words: count_words(&record.question),
-            overlap,
-            gold_rank,
-            answer_words: (answer_words > 0.0 && !record.unanswerable).then_some(answer_words),
-            refusal_expected: record.unanswerable,
-        });
-    }
-    Ok(out)
-}
-
-/// A tagged question's categories at every level, and the dimensions whose votes agreed on
-/// less than [`PLACED_CONFIDENCE`] of some level.
-fn placed(tag: &TagRecord) -> (Vec<CategoryRef>, Vec<String>) {
-    let mut categories = Vec::new();
-    let mut unplaced = Vec::new();
-    for (dimension, labels) in &tag.tags {
-        for (level, category) in &labels.categories {
-            categories.push(CategoryRef {
-                dimension: dimension.clone(),
-                level: *level,
-                category: category.clone(),
+    let language = index.manifest().language;
+    Ok(records
+        .iter()
+        .map(|record| {
+            let gold_rank = (!record.doc_ids.is_empty()).then(|| {
+                let hits = index.search(&mut scratch, &record.question, GOLD_DEPTH, Level::Doc);
+                let rank = hits
+                    .iter()
+                    .position(|hit| record.doc_ids.iter().any(|id| id == index.doc_id(hit)))
+                    .map_or(GOLD_DEPTH + 1, |i| i + 1);
+                rank as f64
             });
-        }
-        if labels
-            .confidence
-            .as_ref()
-            .is_some_and(|c| c.values().any(|&share| share < PLACED_CONFIDENCE))
-        {
-            unplaced.push(dimension.clone());
-        }
-    }
-    (categories, unplaced)
+            let tag = tags.map(|_| tagged.get(record.id.as_str()).copied());
+            hierarag_validity::question(record, tag, &documents, gold_rank, language)
+        })
+        .collect())
 }
 
 /// Writes `validity.json` in `dir`.
@@ -308,4 +243,20 @@ pub fn write(validity: &Validity, dir: &Path) -> anyhow::Result<PathBuf> {
     bytes.push(b'\n');
     write_atomic(&path, &bytes)?;
     Ok(path)
+}
+
+/// The run's `validity.json`, when it has one.
+pub fn load(run: &RunDir) -> anyhow::Result<Option<Validity>> {
+    let path = run.validity();
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let validity = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{}: not a validity file (rerun `hierarag validity`)",
+            path.display()
+        )
+    })?;
+    Ok(Some(validity))
 }

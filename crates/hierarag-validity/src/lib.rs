@@ -25,11 +25,13 @@
 //!    under the human mix (post-stratification), beside the observed one;
 //! 7. **a verdict in words**.
 //!
+//! [`question`] reads a benchmark record (and a human question's tag) into a [`Question`].
 //! Pure: no I/O; every resample is seeded ([`Settings::seed`]).
 
 mod agreement;
 mod coverage;
 mod decisions;
+mod measure;
 mod model;
 mod properties;
 mod verdict;
@@ -41,6 +43,7 @@ use hierarag_records::CategoryRef;
 use hierarag_taxonomy::{Granularity, Taxonomy};
 use serde::{Deserialize, Serialize};
 
+pub use measure::{PLACED_CONFIDENCE, question};
 pub use model::{
     CategoryMeans, CategoryOrder, CategoryShare, Coverage, Decision, Decisions,
     GranularityAgreement, LevelAgreement, LevelDiscrimination, Mix, PairDecision, Prediction,

@@ -9,7 +9,7 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::Value;
 
-use crate::support::{BIN, ok, workspace_root};
+use crate::support::{BIN, browser_counts, ok, workspace_root};
 
 /// The example config with its models on the mock and its files at absolute paths.
 fn example_config(dir: &Path, questions: &Path) -> std::path::PathBuf {
@@ -48,18 +48,24 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-#[test]
-fn a_run_with_a_human_benchmark_writes_validity_json() {
-    let dir = tempfile::tempdir().unwrap();
-    let run_dir = dir.path().join("run");
+/// Runs the example into `dir/run`; returns the run directory and stderr.
+fn run_example(dir: &Path) -> (std::path::PathBuf, String) {
+    let run_dir = dir.join("run");
     let questions = workspace_root().join("examples/human/questions.jsonl");
-    let config = example_config(dir.path(), &questions);
+    let config = example_config(dir, &questions);
     let (_, stderr) = ok(Command::new(BIN)
         .env_remove("RUST_LOG")
         .arg("run")
         .arg(&config)
         .arg("--dir")
         .arg(&run_dir));
+    (run_dir, stderr)
+}
+
+#[test]
+fn a_run_with_a_human_benchmark_writes_validity_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run_dir, stderr) = run_example(dir.path());
     assert!(
         stderr.contains("imported 179 human-written questions"),
         "{stderr}"
@@ -130,6 +136,28 @@ fn a_run_with_a_human_benchmark_writes_validity_json() {
         before
     );
     assert!(stdout.contains("pairwise decisions transfer"), "{stdout}");
+}
+
+#[test]
+#[ignore = "needs Chromium (scripts/ensure-chromium.sh) and playwright (.venv-oracles)"]
+fn the_report_has_the_validity_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run_dir, _) = run_example(dir.path());
+    let validity = read_json(&run_dir.join("validity.json"));
+    // In headless Chromium: the verdict, and the decisions, mix, properties, granularity and
+    // prediction tables.
+    let counts = browser_counts(
+        &run_dir.join("report.html"),
+        &["#validity li", "#validity table", "#validity table tr"],
+    );
+    assert!(
+        counts["#validity li"].as_u64().unwrap()
+            >= validity["verdict"].as_array().unwrap().len() as u64,
+        "{counts:#}"
+    );
+    assert_eq!(counts["#validity table"], 5, "{counts:#}");
+    let markdown = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(markdown.contains("Does the benchmark hold on people's questions?"));
 }
 
 #[test]
