@@ -139,6 +139,51 @@ fn a_run_with_a_human_benchmark_writes_validity_json() {
 }
 
 #[test]
+fn without_relevant_documents_the_parts_that_need_them_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let questions = workspace_root().join("examples/human/questions.jsonl");
+    let config = example_config(dir.path(), &questions);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("doc_ids = \"doc_ids\"\n", "")).unwrap();
+    let run_dir = dir.path().join("run");
+    let (_, stderr) = ok(Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(&config)
+        .arg("--dir")
+        .arg(&run_dir));
+    assert!(
+        stderr.contains("(179 name no document: no retrieval metrics for them)"),
+        "{stderr}"
+    );
+    let validity = read_json(&run_dir.join("validity.json"));
+    let overall: Vec<&str> = validity["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p.get("category").is_none())
+        .map(|p| p["property"].as_str().unwrap())
+        .collect();
+    assert_eq!(overall, ["words", "answer_words", "refusal_expected"]);
+    let notes: Vec<&str> = validity["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for said in [
+        "word overlap with the relevant document: not compared (32 synthetic and 0 human \
+questions have it: it needs relevant documents)",
+        "ndcg_10: no per-category agreement for bm25-top3, bm25-top10, dense",
+    ] {
+        assert!(
+            notes.iter().any(|n| n.starts_with(said)),
+            "{said}\n{notes:#?}"
+        );
+    }
+}
+
+#[test]
 #[ignore = "needs Chromium (scripts/ensure-chromium.sh) and playwright (.venv-oracles)"]
 fn the_report_has_the_validity_section() {
     let dir = tempfile::tempdir().unwrap();
