@@ -40,14 +40,16 @@ fn records(path: &Path) -> Vec<Value> {
 }
 
 /// A command system's program: answers each question at once, or, with `HOLD` set, holds the
-/// first one until its parent is gone (so that it never outlives the test).
+/// first one until its parent is gone (so that it never outlives the test). A parent killed
+/// before Python read its pid leaves the program orphaned from the start (parent 1, init's),
+/// which counts as gone too.
 const HOLDING_PROGRAM: &str = r#"
 import json, os, sys, time
 parent = os.getppid()
 for line in sys.stdin:
     q = json.loads(line)
     if os.environ.get("HOLD"):
-        while os.getppid() == parent:
+        while os.getppid() == parent and parent != 1:
             time.sleep(0.05)
         sys.exit(0)
     if os.environ.get("SLOW"):
