@@ -356,3 +356,56 @@ fn the_same_inputs_and_seed_give_the_same_bytes() {
     let c = serde_json::to_string(&validity(&taxonomy(), &synthetic, &human, &other)).unwrap();
     assert_ne!(a, c, "the intervals follow the seed");
 }
+
+#[test]
+fn a_category_on_one_side_only_is_flagged_and_left_out_of_the_comparisons() {
+    // The benchmark has no `comparative` question; people ask no `single_fact` one.
+    let synthetic = benchmark("synthetic", 300, [1.0, 1.0, 1.0, 0.0], 12.0, &SAME, 13);
+    let human = benchmark("human", 200, [0.0, 1.0, 1.0, 1.0], 12.0, &SAME, 14);
+    let v = validity(&taxonomy(), &synthetic, &human, &settings());
+    let medium = v
+        .coverage
+        .iter()
+        .find(|c| c.level == Granularity::Medium)
+        .unwrap();
+    let flag = |name: &str| {
+        medium
+            .categories
+            .iter()
+            .find(|c| c.category == name)
+            .unwrap()
+            .flag
+    };
+    assert_eq!(flag("comparative"), Some(Mix::Over));
+    assert_eq!(flag("single_fact"), Some(Mix::Under));
+    // The fit is over the categories the design has (three: two degrees of freedom).
+    assert_eq!(medium.dof, Some(2));
+    assert!(
+        v.notes.iter().any(|n| n.starts_with("qc at medium: ")
+            && n.contains("categories the synthetic benchmark has none of")),
+        "{:?}",
+        v.notes
+    );
+    // Per-category means and orders only where both sides have questions.
+    let level = v
+        .agreement
+        .iter()
+        .find(|a| a.system == "bm25" && a.level == Granularity::Medium)
+        .unwrap();
+    let names: Vec<&str> = level
+        .categories
+        .iter()
+        .map(|c| c.category.as_str())
+        .collect();
+    assert_eq!(names, ["multi_fact", "cross_section"]);
+    // The prediction leaves out the people's questions the benchmark cannot speak for.
+    let p = v
+        .predicted
+        .iter()
+        .find(|p| p.system == "bm25" && p.level == Granularity::Medium)
+        .unwrap();
+    assert!(
+        p.unpredicted_share > 0.2 && p.unpredicted_share < 0.45,
+        "{p:?}"
+    );
+}
