@@ -110,25 +110,40 @@ pub(crate) fn verdict(v: &Validity) -> Vec<String> {
         .iter()
         .filter(|r| r.dimension.is_none() && r.p < 1.0 - v.settings.confidence)
     {
-        let more = if row.effect > 0.0 { "higher" } else { "lower" };
+        let higher = row.effect > 0.0;
+        let p = row.p;
         let said = match row.property {
             Property::Words => format!(
-                "Synthetic questions are {} (median {} against {} words, p = {:.2e}).",
-                if row.effect > 0.0 {
-                    "longer"
-                } else {
-                    "shorter"
-                },
+                "Synthetic questions are {} (median {} against {} words, p = {p:.2e}).",
+                if higher { "longer" } else { "shorter" },
                 row.synthetic_median,
                 row.human_median,
-                row.p
             ),
-            property => format!(
-                "Synthetic questions score {more} on {} (median {:.2} against {:.2}, p = {:.2e}).",
-                property.describe(),
+            Property::Overlap => format!(
+                "Synthetic questions share {} words with their relevant document (median {:.0} % \
+against {:.0} % of their words, p = {p:.2e}).",
+                if higher { "more" } else { "fewer" },
+                100.0 * row.synthetic_median,
+                100.0 * row.human_median,
+            ),
+            Property::GoldRank => format!(
+                "BM25 ranks the relevant document of a synthetic question {} (mean rank {:.1} \
+against {:.1}, p = {p:.2e}).",
+                if higher { "lower" } else { "higher" },
+                row.synthetic_mean,
+                row.human_mean,
+            ),
+            Property::AnswerWords => format!(
+                "Synthetic reference answers are {} (median {} against {} words, p = {p:.2e}).",
+                if higher { "longer" } else { "shorter" },
                 row.synthetic_median,
                 row.human_median,
-                row.p
+            ),
+            Property::RefusalExpected => format!(
+                "{} synthetic questions expect a refusal ({:.0} % against {:.0} %, p = {p:.2e}).",
+                if higher { "More" } else { "Fewer" },
+                100.0 * row.synthetic_mean,
+                100.0 * row.human_mean,
             ),
         };
         out.push(said);
