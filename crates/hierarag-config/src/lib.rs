@@ -78,7 +78,8 @@ pub struct HumanSection {
     /// The field of the question [default: `question`].
     #[serde(default = "default_question_field")]
     pub question: String,
-    /// The field of the reference answer [default: `answer`].
+    /// The field of the reference answer [default: `answer`]; `""` for a file without
+    /// reference answers (the retrieval metrics are then the only ones compared).
     #[serde(default = "default_answer_field")]
     pub answer: String,
     /// The field of the relevant documents' ids, a list or one id [default: none; the

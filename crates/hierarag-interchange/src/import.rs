@@ -55,7 +55,8 @@ pub struct ImportFields {
     pub id: Option<String>,
     /// The question [default: `question`].
     pub question: Option<String>,
-    /// The reference answer [default: `answer`].
+    /// The reference answer [default: `answer`]; `""`: the file has none (every question's
+    /// reference is empty, and only the retrieval metrics mean something).
     pub answer: Option<String>,
     /// The relevant documents' ids (a list, or one id) [default: none].
     pub doc_ids: Option<String>,
@@ -407,11 +408,17 @@ fn row_of(
             at(question_field)
         )));
     };
-    let Some(answer) = text(answer_field)? else {
-        return Err(RowError::Missing(format!(
-            "{}: missing (the reference answer)",
-            at(answer_field)
-        )));
+    // An empty field name: the file has no reference answers (retrieval metrics only).
+    let answer = if answer_field.is_empty() {
+        String::new()
+    } else {
+        let Some(answer) = text(answer_field)? else {
+            return Err(RowError::Missing(format!(
+                "{}: missing (the reference answer)",
+                at(answer_field)
+            )));
+        };
+        answer
     };
     let id = match fields.id.as_deref() {
         Some(field) => Some(text(field)?.ok_or_else(|| {

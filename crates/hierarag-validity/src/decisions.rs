@@ -25,7 +25,7 @@ fn matrix<'a>(
     for question in questions {
         let values: Option<Vec<f64>> = systems
             .iter()
-            .map(|s| s.scores.get(&question.id).and_then(|sc| metric.value(sc)))
+            .map(|s| crate::value(s, question, metric))
             .collect();
         if let Some(values) = values {
             for (row, value) in rows.iter_mut().zip(values) {

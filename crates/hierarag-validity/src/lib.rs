@@ -66,6 +66,9 @@ pub struct Question {
     pub gold_rank: Option<f64>,
     pub answer_words: Option<f64>,
     pub refusal_expected: bool,
+    /// It has a reference answer: without one the text metrics and the judge's correctness
+    /// mean nothing, and are left out for it.
+    pub has_reference: bool,
 }
 
 impl Question {
@@ -182,6 +185,14 @@ comparison",
             )
         })
         .collect();
+    if !human.questions.is_empty() && human.questions.iter().all(|q| !q.has_reference) {
+        notes.push(
+            "the human questions have no reference answers: CS, ROUGE-1, BLEU and the judge's \
+correctness are not compared on them, and the granularity findings are left out unless the \
+analysed metric is a retrieval metric (--metric ndcg_10)"
+                .to_owned(),
+        );
+    }
     let levels = coverage::levels(taxonomy, synthetic, human);
     let coverage = coverage::coverage(taxonomy, &levels, synthetic, human, &mut notes);
     let unplaced = human
@@ -203,7 +214,12 @@ comparison",
         settings,
     };
     let agreement = agreement::per_category(&sides, &mut notes);
-    let granularity = agreement::granularity(taxonomy, &pairs);
+    let granularity =
+        if needs_reference(settings.metric) && human.questions.iter().all(|q| !q.has_reference) {
+            Vec::new()
+        } else {
+            agreement::granularity(taxonomy, &pairs)
+        };
     let decisions = decisions::decisions(&sides, &mut notes);
     let predicted = decisions::predictions(&sides);
     let mut validity = Validity {
@@ -225,14 +241,31 @@ comparison",
     validity
 }
 
-/// The mean of the metric over the questions that have it.
+/// The metric's value for `question`: `None` when its system has none, or when the metric
+/// compares the answer with a reference the question lacks.
+fn value(system: &SystemResult, question: &Question, metric: Metric) -> Option<f64> {
+    if !question.has_reference && needs_reference(metric) {
+        return None;
+    }
+    system
+        .scores
+        .get(&question.id)
+        .and_then(|s| metric.value(s))
+}
+
+/// The metrics that compare the answer with the reference answer.
+fn needs_reference(metric: Metric) -> bool {
+    matches!(
+        metric,
+        Metric::Cs | Metric::Rouge1 | Metric::Bleu | Metric::Judge | Metric::JudgeCorrectness
+    )
+}
+
+/// The metric's values over the questions that have it.
 fn values<'a>(
     system: &SystemResult,
     questions: impl Iterator<Item = &'a Question>,
     metric: Metric,
 ) -> Vec<f64> {
-    questions
-        .filter_map(|q| system.scores.get(&q.id))
-        .filter_map(|s| metric.value(s))
-        .collect()
+    questions.filter_map(|q| value(system, q, metric)).collect()
 }

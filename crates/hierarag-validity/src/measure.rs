@@ -55,6 +55,7 @@ pub fn question(
         gold_rank,
         answer_words: (answer_words > 0.0 && !record.unanswerable).then_some(answer_words),
         refusal_expected: record.unanswerable,
+        has_reference: !record.answer.trim().is_empty(),
     }
 }
 

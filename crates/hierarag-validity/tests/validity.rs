@@ -112,6 +112,7 @@ fn benchmark(
                 gold_rank: Some(f64::from(rng.random_range(1..20))),
                 answer_words: Some(f64::from(rng.random_range(1..10))),
                 refusal_expected: false,
+                has_reference: true,
             }
         })
         .collect();

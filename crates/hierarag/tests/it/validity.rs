@@ -184,6 +184,50 @@ questions have it: it needs relevant documents)",
 }
 
 #[test]
+fn without_reference_answers_only_the_retrieval_metrics_are_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let questions = workspace_root().join("examples/human/questions.jsonl");
+    let config = example_config(dir.path(), &questions);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("answer = \"answer\"\n", "answer = \"\"\n"),
+    )
+    .unwrap();
+    let run_dir = dir.path().join("run");
+    ok(Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .arg("run")
+        .arg(&config)
+        .arg("--dir")
+        .arg(&run_dir));
+    let validity = read_json(&run_dir.join("validity.json"));
+    let notes = validity["notes"].to_string();
+    assert!(
+        notes.contains("the human questions have no reference answers"),
+        "{notes}"
+    );
+    // The run's metric is CS: no decision and no granularity finding can be made on it.
+    assert!(validity.get("decisions").is_none(), "{validity:#}");
+    assert_eq!(validity["granularity"], serde_json::json!([]));
+    let agreement: Vec<&str> = validity["agreement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["metric"].as_str().unwrap())
+        .collect();
+    assert!(!agreement.is_empty() && agreement.iter().all(|m| *m == "ndcg_10"));
+    // On nDCG@10 the systems are compared.
+    ok(Command::new(BIN)
+        .arg("validity")
+        .arg(&run_dir)
+        .args(["--metric", "ndcg_10"]));
+    let validity = read_json(&run_dir.join("validity.json"));
+    assert_eq!(validity["decisions"]["metric"], "ndcg_10");
+    assert_eq!(validity["decisions"]["pairs"].as_array().unwrap().len(), 3);
+}
+
+#[test]
 #[ignore = "needs Chromium (scripts/ensure-chromium.sh) and playwright (.venv-oracles)"]
 fn the_report_has_the_validity_section() {
     let dir = tempfile::tempdir().unwrap();
