@@ -29,6 +29,7 @@
 //! - Paired comparisons: [`paired_t`] → [`PairedT`] and [`wilcoxon`] → [`Wilcoxon`] (scipy),
 //!   [`mixed_anova`] → [`MixedAnova`] (pingouin), [`kendall_tau_b`] (scipy).
 //! - Multiple comparisons: [`holm`] (statsmodels).
+//! - Prediction-powered inference: [`ppi_mean`] → [`PpiMean`] (ppi-python's PPI++ mean).
 //!
 //! # Example
 //!
@@ -62,6 +63,7 @@ mod linear;
 mod mixed;
 mod multiple;
 mod paired;
+mod ppi;
 mod resample;
 mod two_sample;
 
@@ -78,6 +80,7 @@ pub use linear::{AdditiveAnova, additive_anova};
 pub use mixed::{MixedAnova, MixedTerm, mixed_anova};
 pub use multiple::holm;
 pub use paired::{PairedT, Wilcoxon, WilcoxonMethod, kendall_tau_b, paired_t, wilcoxon};
+pub use ppi::{PpiMean, ppi_mean};
 pub use resample::{
     Interval, bootstrap_p, derive_seed, percentile_interval, permutation_p, resample_indices,
 };

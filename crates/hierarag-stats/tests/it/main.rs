@@ -3,6 +3,7 @@
 mod compare_oracle;
 mod judge_oracle;
 mod oracle;
+mod ppi_oracle;
 mod properties;
 mod table;
 mod tags_oracle;
