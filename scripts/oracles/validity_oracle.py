@@ -30,6 +30,7 @@ One case per line, grouped by function; NaN results are written as null.
   discordant pair), ties on one or both sides (asymptotic with the tie-corrected variance).
 - `spearmanr`: `scipy.stats.spearmanr(x, y)` -> statistic and p on the same kind of inputs.
 - `norm_ppf`: `scipy.stats.norm.ppf(q)`, the half-width of a normal interval in standard errors.
+- `pearsonr`: `scipy.stats.pearsonr(x, y)` -> statistic and p on the inputs of `kendalltau`.
 
 `crates/hierarag-stats/tests/it/validity_oracle.rs` reads the committed file (no Python at test
 time). Rerun this script after changing the cases or the pinned package versions
@@ -160,10 +161,15 @@ def norm_ppf_cases(rng):
     return [{"q": q, "z": num(scipy.stats.norm.ppf(q))} for q in qs]
 
 
+def pearsonr_cases(rng):
+    """Pearson's r, the corrected item-total correlation of an item analysis (issue 46)."""
+    return correlation_cases(rng, scipy.stats.pearsonr)
+
+
 def build():
     versions = {"numpy": np.__version__, "scipy": scipy.__version__}
     return grouped_cases([chisquare_cases, mannwhitneyu_cases, kendalltau_cases,
-                          spearmanr_cases, norm_ppf_cases], versions, SEED)
+                          spearmanr_cases, norm_ppf_cases, pearsonr_cases], versions, SEED)
 
 
 def main():

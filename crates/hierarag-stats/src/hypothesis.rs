@@ -51,6 +51,43 @@ pub fn point_biserial(x: &[bool], y: &[f64]) -> Option<Correlation> {
     Some(Correlation { r, p, n })
 }
 
+/// Pearson's r and its two-sided p-value, as `scipy.stats.pearsonr(x, y)`: tested with
+/// Student's t on `n − 2` degrees of freedom (p 0 at r = ±1; two pairs give r = ±1 and p 1,
+/// as scipy's).
+///
+/// Returns `None` when the slices differ in length, there are fewer than 2 pairs, a value is
+/// not finite, or a side is constant (scipy returns NaN).
+pub fn pearson(x: &[f64], y: &[f64]) -> Option<Correlation> {
+    let n = x.len();
+    if n != y.len() || n < 2 || x.iter().chain(y).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (mx, my) = (crate::mean(x)?, crate::mean(y)?);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        let (dx, dy) = (a - mx, b - my);
+        sxy += dx * dy;
+        sxx += dx * dx;
+        syy += dy * dy;
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        return None;
+    }
+    let r = (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0);
+    if n == 2 {
+        return Some(Correlation {
+            r: r.signum(),
+            p: 1.0,
+            n,
+        });
+    }
+    let df = (n - 2) as f64;
+    let abs_r = r.abs();
+    // As point_biserial: P(|T| > t) = I_{1 − r²}(ν/2, 1/2).
+    let p = statrs::function::beta::beta_reg(df / 2.0, 0.5, (1.0 - abs_r) * (1.0 + abs_r));
+    Some(Correlation { r, p, n })
+}
+
 /// Spearman's rank correlation ρ and its two-sided p-value, as `scipy.stats.spearmanr(x, y)`:
 /// Pearson's r of the ranks (ties get their average rank), tested with Student's t on `n − 2`
 /// degrees of freedom (p 0 at ρ = ±1).

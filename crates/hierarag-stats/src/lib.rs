@@ -73,7 +73,7 @@ pub use contingency::{ChiSquare, GoodnessOfFit, chi2_contingency, chisquare};
 pub use describe::{mean, percentile, range, std_dev};
 pub use error::StatsError;
 pub use hypothesis::{
-    Correlation, binomial_greater, kendall, normal_quantile, point_biserial, spearman,
+    Correlation, binomial_greater, kendall, normal_quantile, pearson, point_biserial, spearman,
 };
 pub use information::{entropy, equal_frequency_bins, mutual_info, nmi};
 pub use linear::{AdditiveAnova, additive_anova};

@@ -8,7 +8,9 @@
 
 use std::path::PathBuf;
 
-use hierarag_stats::{Correlation, chisquare, kendall, mann_whitney_u, normal_quantile, spearman};
+use hierarag_stats::{
+    Correlation, chisquare, kendall, mann_whitney_u, normal_quantile, pearson, spearman,
+};
 use serde::Deserialize;
 
 use crate::tags_oracle::{close, close_p};
@@ -20,6 +22,7 @@ struct Cases {
     kendalltau: Vec<CorrelationCase>,
     spearmanr: Vec<CorrelationCase>,
     norm_ppf: Vec<QuantileCase>,
+    pearsonr: Vec<CorrelationCase>,
 }
 
 #[derive(Deserialize)]
@@ -151,4 +154,9 @@ fn normal_quantile_equals_scipy() {
             &format!("norm.ppf({})", case.q),
         );
     }
+}
+
+#[test]
+fn pearson_equals_scipy() {
+    check_correlations(&cases().pearsonr, pearson, "pearsonr");
 }
