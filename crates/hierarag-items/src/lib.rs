@@ -1,0 +1,206 @@
+//! Which questions carry the signal (issue 46, item analysis). DiscPow says which *categories*
+//! separate systems; this says which *questions* do. Over the questions every system has a
+//! score for, per question:
+//!
+//! - its **mean** over the systems (high: easy) and its **pass rate** (the share of systems
+//!   scoring at least the threshold);
+//! - its **discrimination**: the corrected item-total correlation, Pearson's r across systems
+//!   between the question's score and the system's mean over the *other* questions (scipy's
+//!   `pearsonr`), with three or more systems;
+//! - its **flags**: `saturated` (every system passes: it cannot separate them), `failed` (no
+//!   system passes: often a bad reference; check it first), `negative` (neither of those, and it
+//!   orders the systems against the rest of the benchmark, r < 0).
+//!
+//! Per category, the share of informative questions (neither saturated nor failed, r above
+//! [`Settings::min_discrimination`]) and their mean discrimination. Pure: no I/O.
+
+use std::collections::HashMap;
+
+use hierarag_records::CategoryRef;
+use serde::{Deserialize, Serialize};
+
+/// How the analysis runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// A system passes a question at or above this score.
+    pub threshold: f64,
+    /// A question is informative above this discrimination.
+    pub min_discrimination: f64,
+}
+
+/// A question with its categories.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub id: String,
+    pub categories: Vec<CategoryRef>,
+}
+
+/// One system's scores on the analysed metric, by question id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SystemScores {
+    pub name: String,
+    pub scores: HashMap<String, f64>,
+}
+
+/// What a question is flagged for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// Every system passes it.
+    Saturated,
+    /// No system passes it.
+    Failed,
+    /// Neither saturated nor failed, it orders the systems against the rest of the benchmark
+    /// (discrimination below 0).
+    Negative,
+}
+
+/// One question's statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub id: String,
+    pub mean: f64,
+    pub pass_rate: f64,
+    /// Absent with fewer than three systems, or when the question's or the rest's scores are
+    /// the same for every system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discrimination: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<Flag>,
+}
+
+/// One category's questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryItems {
+    #[serde(flatten)]
+    pub category: CategoryRef,
+    pub n: usize,
+    /// Neither saturated nor failed, discrimination above the minimum.
+    pub informative: usize,
+    pub informative_share: f64,
+    /// The mean discrimination of its questions that have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_discrimination: Option<f64>,
+}
+
+/// The item analysis of a run's systems.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Items {
+    pub settings: Settings,
+    pub systems: Vec<String>,
+    pub items: Vec<Item>,
+    pub categories: Vec<CategoryItems>,
+    /// What could not be computed, and why.
+    pub notes: Vec<String>,
+}
+
+/// Analyses the questions every one of `systems` has a score for.
+pub fn items(questions: &[Question], systems: &[SystemScores], settings: &Settings) -> Items {
+    let mut notes = Vec::new();
+    let common: Vec<&Question> = questions
+        .iter()
+        .filter(|q| systems.iter().all(|s| s.scores.contains_key(&q.id)))
+        .collect();
+    if common.len() < questions.len() {
+        notes.push(format!(
+            "{} of {} questions lack a score of some system and are left out",
+            questions.len() - common.len(),
+            questions.len()
+        ));
+    }
+    if systems.len() < 3 {
+        notes.push(format!(
+            "the discrimination of a question needs three or more systems (there {} {}): only \
+means, pass rates and the saturated and failed flags are given",
+            if systems.len() == 1 { "is" } else { "are" },
+            systems.len()
+        ));
+    }
+    // scores[s][q]: system s on the q-th common question; totals[s]: their sum.
+    let scores: Vec<Vec<f64>> = systems
+        .iter()
+        .map(|s| common.iter().map(|q| s.scores[&q.id]).collect())
+        .collect();
+    let totals: Vec<f64> = scores.iter().map(|row| row.iter().sum()).collect();
+    let n = common.len();
+    let items: Vec<Item> = common
+        .iter()
+        .enumerate()
+        .map(|(q, question)| {
+            let x: Vec<f64> = scores.iter().map(|row| row[q]).collect();
+            let passed = x.iter().filter(|&&v| v >= settings.threshold).count();
+            let pass_rate = passed as f64 / x.len().max(1) as f64;
+            let discrimination = (systems.len() >= 3 && n >= 2)
+                .then(|| {
+                    let rest: Vec<f64> = totals
+                        .iter()
+                        .zip(&x)
+                        .map(|(total, v)| (total - v) / (n - 1) as f64)
+                        .collect();
+                    hierarag_stats::pearson(&x, &rest).map(|c| c.r)
+                })
+                .flatten();
+            let mut flags = Vec::new();
+            if !systems.is_empty() && passed == systems.len() {
+                flags.push(Flag::Saturated);
+            }
+            if passed == 0 && !systems.is_empty() {
+                flags.push(Flag::Failed);
+            }
+            // A saturated or failed question's spread is below the threshold's resolution:
+            // its sign says nothing.
+            if flags.is_empty() && discrimination.is_some_and(|r| r < 0.0) {
+                flags.push(Flag::Negative);
+            }
+            Item {
+                id: question.id.clone(),
+                mean: x.iter().sum::<f64>() / x.len().max(1) as f64,
+                pass_rate,
+                discrimination,
+                flags,
+            }
+        })
+        .collect();
+    let mut by_category: Vec<(CategoryRef, Vec<usize>)> = Vec::new();
+    for (q, question) in common.iter().enumerate() {
+        for category in &question.categories {
+            match by_category.iter_mut().find(|(c, _)| c == category) {
+                Some((_, members)) => members.push(q),
+                None => by_category.push((category.clone(), vec![q])),
+            }
+        }
+    }
+    let categories = by_category
+        .into_iter()
+        .map(|(category, members)| {
+            let informative = members
+                .iter()
+                .filter(|&&q| {
+                    let item = &items[q];
+                    item.flags.is_empty()
+                        && item
+                            .discrimination
+                            .is_some_and(|r| r > settings.min_discrimination)
+                })
+                .count();
+            let with: Vec<f64> = members
+                .iter()
+                .filter_map(|&q| items[q].discrimination)
+                .collect();
+            CategoryItems {
+                category,
+                n: members.len(),
+                informative,
+                informative_share: informative as f64 / members.len() as f64,
+                mean_discrimination: hierarag_stats::mean(&with),
+            }
+        })
+        .collect();
+    Items {
+        settings: settings.clone(),
+        systems: systems.iter().map(|s| s.name.clone()).collect(),
+        items,
+        categories,
+        notes,
+    }
+}
