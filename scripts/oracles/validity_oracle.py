@@ -31,6 +31,9 @@ One case per line, grouped by function; NaN results are written as null.
 - `spearmanr`: `scipy.stats.spearmanr(x, y)` -> statistic and p on the same kind of inputs.
 - `norm_ppf`: `scipy.stats.norm.ppf(q)`, the half-width of a normal interval in standard errors.
 - `pearsonr`: `scipy.stats.pearsonr(x, y)` -> statistic and p on the inputs of `kendalltau`.
+- `bootstrap_mean`: the 95 % percentile interval of a sample's mean from 1,000 resamples drawn
+  by numpy (`rng.integers`, `np.percentile`), an independent resampling that hierarag's seeded
+  bootstrap must come close to (within a tenth of the interval's width), not equal.
 
 `crates/hierarag-stats/tests/it/validity_oracle.rs` reads the committed file (no Python at test
 time). Rerun this script after changing the cases or the pinned package versions
@@ -166,10 +169,32 @@ def pearsonr_cases(rng):
     return correlation_cases(rng, scipy.stats.pearsonr)
 
 
+def bootstrap_mean_cases(rng):
+    """The percentile interval of a mean from 1,000 resamples of numpy's own generator: an
+    independent resampling that hierarag's seeded bootstrap must come close to (not equal:
+    the streams differ)."""
+    cases = []
+    for name, x in [
+        ("n5", np.round(rng.normal(0.5, 0.2, 5), 6)),
+        ("n20_grades", rng.integers(0, 4, 20).astype(float)),
+        ("n50_cs", np.round(rng.beta(3, 2, 50), 6)),
+        ("n200_skewed", np.round(rng.exponential(0.3, 200), 6)),
+        ("n500_binary", rng.integers(0, 2, 500).astype(float)),
+        ("n1000_cs", np.round(rng.beta(2, 2, 1000), 6)),
+    ]:
+        x = np.array(inputs(x))
+        means = x[rng.integers(0, len(x), (1000, len(x)))].mean(axis=1)
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        cases.append({"name": name, "x": [float(v) for v in x], "lo": float(lo),
+                      "hi": float(hi)})
+    return cases
+
+
 def build():
     versions = {"numpy": np.__version__, "scipy": scipy.__version__}
     return grouped_cases([chisquare_cases, mannwhitneyu_cases, kendalltau_cases,
-                          spearmanr_cases, norm_ppf_cases, pearsonr_cases], versions, SEED)
+                          spearmanr_cases, norm_ppf_cases, pearsonr_cases,
+                          bootstrap_mean_cases], versions, SEED)
 
 
 def main():
