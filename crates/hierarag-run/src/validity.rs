@@ -131,6 +131,7 @@ again (docs/guide/validity.md)",
             None
         };
         let questions = questions(&records, tags.as_deref(), &index)?;
+        let entries = crate::analyze::read_benchmark(&side.benchmark())?;
         let mut results = Vec::new();
         for (name, system) in &systems {
             let system = if is_human {
@@ -149,12 +150,9 @@ again (docs/guide/validity.md)",
                 settings,
                 Some(side),
             )?;
-            let scored = crate::analyze::load_scored(&side.benchmark(), &system.scores(), None)?;
-            let scores = scored
-                .observations
-                .into_iter()
-                .map(|o| (o.id, o.scores))
-                .collect();
+            let (observations, _, _) =
+                crate::analyze::join_scored(&entries, &system.scores(), None)?;
+            let scores = observations.into_iter().map(|o| (o.id, o.scores)).collect();
             results.push(SystemResult {
                 name: name.clone(),
                 scores,

@@ -24,31 +24,22 @@ pub struct Correlation {
 /// r = ±1, p = 1 for 2), `x` is all `true` or all `false`, `y` is constant, or `y` has a NaN or
 /// an infinity.
 pub fn point_biserial(x: &[bool], y: &[f64]) -> Option<Correlation> {
-    let n = x.len();
-    if n != y.len() || n < 3 || y.iter().any(|v| !v.is_finite()) {
+    if x.len() < 3 {
         return None;
     }
     let x: Vec<f64> = x.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect();
-    let x_mean = crate::mean(&x)?;
-    let y_mean = crate::mean(y)?;
-    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-    for (xi, yi) in x.iter().zip(y) {
-        let (dx, dy) = (xi - x_mean, yi - y_mean);
-        sxy += dx * dy;
-        sxx += dx * dx;
-        syy += dy * dy;
-    }
-    if sxx == 0.0 || syy == 0.0 {
-        return None;
-    }
-    let r = (sxy / (sxx.sqrt() * syy.sqrt())).clamp(-1.0, 1.0);
-    // Two-sided p of t = r·√(ν/(1 − r²)) with ν = n − 2 is I_{ν/(ν+t²)}(ν/2, 1/2), and
-    // ν/(ν + t²) = 1 − r². Evaluating statrs' regularised incomplete beta (what its StudentsT
-    // uses) at (1 − |r|)(1 + |r|) skips the round trip through t and the cancellation in 1 − r².
+    pearson(&x, y)
+}
+
+/// The two-sided p-value of a correlation `r` of `n` pairs, tested with Student's t on
+/// `ν = n − 2` degrees of freedom.
+fn t_test_p(r: f64, n: usize) -> f64 {
+    // Two-sided p of t = r·√(ν/(1 − r²)) is I_{ν/(ν+t²)}(ν/2, 1/2), and ν/(ν + t²) = 1 − r².
+    // Evaluating statrs' regularised incomplete beta (what its StudentsT uses) at
+    // (1 − |r|)(1 + |r|) skips the round trip through t and the cancellation in 1 − r².
     let df = (n - 2) as f64;
     let abs_r = r.abs();
-    let p = statrs::function::beta::beta_reg(df / 2.0, 0.5, (1.0 - abs_r) * (1.0 + abs_r));
-    Some(Correlation { r, p, n })
+    statrs::function::beta::beta_reg(df / 2.0, 0.5, (1.0 - abs_r) * (1.0 + abs_r))
 }
 
 /// Pearson's r and its two-sided p-value, as `scipy.stats.pearsonr(x, y)`: tested with
@@ -81,11 +72,11 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<Correlation> {
             n,
         });
     }
-    let df = (n - 2) as f64;
-    let abs_r = r.abs();
-    // As point_biserial: P(|T| > t) = I_{1 − r²}(ν/2, 1/2).
-    let p = statrs::function::beta::beta_reg(df / 2.0, 0.5, (1.0 - abs_r) * (1.0 + abs_r));
-    Some(Correlation { r, p, n })
+    Some(Correlation {
+        r,
+        p: t_test_p(r, n),
+        n,
+    })
 }
 
 /// Spearman's rank correlation ρ and its two-sided p-value, as `scipy.stats.spearmanr(x, y)`:
@@ -113,11 +104,12 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<Correlation> {
     }
     // One square root of the product: identical ranks give exactly ±1, as scipy does.
     let r = (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0);
-    let df = (n - 2) as f64;
-    let abs_r = r.abs();
-    // As point_biserial: P(|T| > t) = I_{1 − r²}(ν/2, 1/2), 0 at |r| = 1.
-    let p = statrs::function::beta::beta_reg(df / 2.0, 0.5, (1.0 - abs_r) * (1.0 + abs_r));
-    Some(Correlation { r, p, n })
+    // P(|T| > t), 0 at |r| = 1.
+    Some(Correlation {
+        r,
+        p: t_test_p(r, n),
+        n,
+    })
 }
 
 /// Kendall's τ-b and its two-sided p-value, as `scipy.stats.kendalltau(x, y)` with its

@@ -29,9 +29,9 @@ pub fn question(
         Some(Some(tag)) => placed(tag),
         Some(None) => (Vec::new(), vec!["(not tagged)".to_owned()]),
     };
-    let question_tokens: HashSet<String> = lowercase_tokens(&record.question, segmentation)
-        .into_iter()
-        .collect();
+    let tokens = lowercase_tokens(&record.question, segmentation);
+    let words = tokens.len() as f64;
+    let question_tokens: HashSet<String> = tokens.into_iter().collect();
     let relevant: Vec<HashSet<String>> = record
         .doc_ids
         .iter()
@@ -50,7 +50,7 @@ pub fn question(
         id: record.id.clone(),
         categories,
         unplaced,
-        words: lowercase_tokens(&record.question, segmentation).len() as f64,
+        words,
         overlap,
         gold_rank,
         answer_words: (answer_words > 0.0 && !record.unanswerable).then_some(answer_words),

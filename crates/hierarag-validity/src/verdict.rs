@@ -74,37 +74,30 @@ pub(crate) fn verdict(v: &Validity) -> Vec<String> {
         .iter()
         .flat_map(|c| {
             c.categories.iter().filter_map(move |s| {
-                let (over, gap) = match s.flag? {
-                    Mix::Over => ("over", s.human_share - s.synthetic_share),
-                    Mix::Under => ("under", s.synthetic_share - s.human_share),
-                };
-                let said = if over == "over" {
-                    format!(
-                        "people ask {} questions ({} of {} at {}) more often than the benchmark does \
-({:.0} % against {:.0} %)",
-                        s.category, c.dimension, c.level, "its level",
-                        100.0 * s.human_share,
-                        100.0 * s.synthetic_share
-                    )
-                } else {
-                    format!(
-                        "the benchmark over-represents {} questions ({} at {}: {:.0} % against \
-{:.0} % of real questions)",
-                        s.category,
-                        c.dimension,
-                        c.level,
-                        100.0 * s.synthetic_share,
-                        100.0 * s.human_share
-                    )
-                };
-                Some((gap, said))
+                let (human, synthetic) = (100.0 * s.human_share, 100.0 * s.synthetic_share);
+                Some(match s.flag? {
+                    Mix::Over => (
+                        s.human_share - s.synthetic_share,
+                        format!(
+                            "People ask {} questions ({} at {}) more often than the benchmark \
+does ({human:.0} % against {synthetic:.0} %).",
+                            s.category, c.dimension, c.level
+                        ),
+                    ),
+                    Mix::Under => (
+                        s.synthetic_share - s.human_share,
+                        format!(
+                            "The benchmark over-represents {} questions ({} at {}: \
+{synthetic:.0} % against {human:.0} % of real questions).",
+                            s.category, c.dimension, c.level
+                        ),
+                    ),
+                })
             })
         })
         .collect();
     mismatches.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (_, said) in mismatches.iter().take(2) {
-        out.push(format!("{}{}.", said[..1].to_uppercase(), &said[1..]));
-    }
+    out.extend(mismatches.into_iter().take(2).map(|(_, said)| said));
     for row in v
         .properties
         .iter()

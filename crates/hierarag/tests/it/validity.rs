@@ -48,11 +48,14 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// Runs the example into `dir/run`; returns the run directory and stderr.
-fn run_example(dir: &Path) -> (std::path::PathBuf, String) {
+/// Runs the example, its config text changed by `edit`, into `dir/run`; returns the run
+/// directory and stderr.
+fn run_example(dir: &Path, edit: impl Fn(&str) -> String) -> (std::path::PathBuf, String) {
     let run_dir = dir.join("run");
     let questions = workspace_root().join("examples/human/questions.jsonl");
     let config = example_config(dir, &questions);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, edit(&text)).unwrap();
     let (_, stderr) = ok(Command::new(BIN)
         .env_remove("RUST_LOG")
         .arg("run")
@@ -65,7 +68,7 @@ fn run_example(dir: &Path) -> (std::path::PathBuf, String) {
 #[test]
 fn a_run_with_a_human_benchmark_writes_validity_json() {
     let dir = tempfile::tempdir().unwrap();
-    let (run_dir, stderr) = run_example(dir.path());
+    let (run_dir, stderr) = run_example(dir.path(), str::to_owned);
     assert!(
         stderr.contains("imported 179 human-written questions"),
         "{stderr}"
@@ -141,17 +144,9 @@ fn a_run_with_a_human_benchmark_writes_validity_json() {
 #[test]
 fn without_relevant_documents_the_parts_that_need_them_are_said() {
     let dir = tempfile::tempdir().unwrap();
-    let questions = workspace_root().join("examples/human/questions.jsonl");
-    let config = example_config(dir.path(), &questions);
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(&config, text.replace("doc_ids = \"doc_ids\"\n", "")).unwrap();
-    let run_dir = dir.path().join("run");
-    let (_, stderr) = ok(Command::new(BIN)
-        .env_remove("RUST_LOG")
-        .arg("run")
-        .arg(&config)
-        .arg("--dir")
-        .arg(&run_dir));
+    let (run_dir, stderr) = run_example(dir.path(), |text| {
+        text.replace("doc_ids = \"doc_ids\"\n", "")
+    });
     assert!(
         stderr.contains("(179 name no document: no retrieval metrics for them)"),
         "{stderr}"
@@ -186,21 +181,9 @@ questions have it: it needs relevant documents)",
 #[test]
 fn without_reference_answers_only_the_retrieval_metrics_are_compared() {
     let dir = tempfile::tempdir().unwrap();
-    let questions = workspace_root().join("examples/human/questions.jsonl");
-    let config = example_config(dir.path(), &questions);
-    let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace("answer = \"answer\"\n", "answer = \"\"\n"),
-    )
-    .unwrap();
-    let run_dir = dir.path().join("run");
-    ok(Command::new(BIN)
-        .env_remove("RUST_LOG")
-        .arg("run")
-        .arg(&config)
-        .arg("--dir")
-        .arg(&run_dir));
+    let (run_dir, _) = run_example(dir.path(), |text| {
+        text.replace("answer = \"answer\"\n", "answer = \"\"\n")
+    });
     let validity = read_json(&run_dir.join("validity.json"));
     let notes = validity["notes"].to_string();
     assert!(
@@ -231,7 +214,7 @@ fn without_reference_answers_only_the_retrieval_metrics_are_compared() {
 #[ignore = "needs Chromium (scripts/ensure-chromium.sh) and playwright (.venv-oracles)"]
 fn the_report_has_the_validity_section() {
     let dir = tempfile::tempdir().unwrap();
-    let (run_dir, _) = run_example(dir.path());
+    let (run_dir, _) = run_example(dir.path(), str::to_owned);
     let validity = read_json(&run_dir.join("validity.json"));
     // In headless Chromium: the verdict, and the decisions, mix, properties, granularity and
     // prediction tables.
