@@ -40,7 +40,7 @@ if [[ $BUILD -eq 1 ]]; then
   echo "[validity-bench] cargo build --release -p hierarag-validity --example validity_bench" >&2
   cargo build --release -p hierarag-validity --example validity_bench >&2
 fi
-BIN="$ROOT/target/release/examples/validity_bench"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/validity_bench"
 [[ -x "$BIN" ]] || { echo "[validity-bench] $BIN not found (run without --no-build)" >&2; exit 1; }
 
 if [[ -z "$DIR" ]]; then
