@@ -15,82 +15,114 @@ use crate::{
 
 pub(crate) fn per_category(sides: &Sides, notes: &mut Vec<String>) -> Vec<LevelAgreement> {
     let Sides {
-        taxonomy,
-        levels,
         pairs,
         synthetic,
         human,
         settings,
+        ..
     } = *sides;
     let mut out = Vec::new();
     for &metric in &settings.metrics {
         let has = |b: &Benchmark, system: &SystemResult| {
             !crate::values(system, b.questions.iter(), metric).is_empty()
         };
-        let mut missing = Vec::new();
-        for &(s, h) in pairs {
-            if !has(synthetic, s) || !has(human, h) {
-                missing.push(s.name.as_str());
-                continue;
-            }
-            for (dimension, level) in levels {
-                let mut rows = Vec::new();
-                for category in categories(taxonomy, dimension, *level) {
-                    let of = |b: &Benchmark, system: &SystemResult| {
-                        crate::values(
-                            system,
-                            b.questions
-                                .iter()
-                                .filter(|q| q.category(dimension, *level) == Some(&category)),
-                            metric,
-                        )
-                    };
-                    let (sv, hv) = (of(synthetic, s), of(human, h));
-                    if sv.is_empty() || hv.is_empty() {
-                        continue;
-                    }
-                    let label = format!("{}/{metric}/{dimension}/{level}/{category}", s.name);
-                    rows.push(CategoryMeans {
-                        synthetic_n: sv.len(),
-                        human_n: hv.len(),
-                        synthetic: mean_estimate(&sv, settings, &format!("synthetic/{label}")),
-                        human: mean_estimate(&hv, settings, &format!("human/{label}")),
-                        category,
-                    });
-                }
-                if rows.is_empty() {
-                    continue;
-                }
-                let sm: Vec<f64> = rows.iter().map(|r| r.synthetic.value).collect();
-                let hm: Vec<f64> = rows.iter().map(|r| r.human.value).collect();
-                let lowest = |means: &[f64]| {
-                    means
-                        .iter()
-                        .enumerate()
-                        .min_by(|a, b| a.1.total_cmp(b.1))
-                        .map(|(i, _)| rows[i].category.clone())
-                };
-                let as_rank = |c: hierarag_stats::Correlation| RankCorrelation { r: c.r, p: c.p };
-                out.push(LevelAgreement {
-                    system: s.name.clone(),
-                    metric,
-                    dimension: dimension.clone(),
-                    level: *level,
-                    spearman: spearman(&sm, &hm).map(as_rank),
-                    kendall: kendall(&sm, &hm).map(as_rank),
-                    synthetic_lowest: lowest(&sm),
-                    human_lowest: lowest(&hm),
-                    categories: rows,
-                });
-            }
-        }
+        let (compared, missing): (Vec<_>, Vec<_>) = pairs
+            .iter()
+            .partition(|(s, h)| has(synthetic, s) && has(human, h));
+        // Each system's levels on a thread of its own: the resamples are seeded per category,
+        // so the result does not depend on the threads.
+        let levels: Vec<Vec<LevelAgreement>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = compared
+                .iter()
+                .map(|&&(s, h)| scope.spawn(move || system_levels(sides, metric, s, h)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .expect("the agreement of a system does not panic")
+                })
+                .collect()
+        });
+        out.extend(levels.into_iter().flatten());
         if !missing.is_empty() {
+            let names: Vec<&str> = missing.iter().map(|(s, _)| s.name.as_str()).collect();
             notes.push(format!(
                 "{metric}: no per-category agreement for {} (one side has no {metric}: {})",
-                missing.join(", "),
+                names.join(", "),
                 metric.absent_because()
             ));
         }
+    }
+    out
+}
+
+/// One system's per-category agreement on `metric`, level by level.
+fn system_levels(
+    sides: &Sides,
+    metric: Metric,
+    s: &SystemResult,
+    h: &SystemResult,
+) -> Vec<LevelAgreement> {
+    let Sides {
+        taxonomy,
+        levels,
+        synthetic,
+        human,
+        settings,
+        ..
+    } = *sides;
+    let mut out = Vec::new();
+    for (dimension, level) in levels {
+        let mut rows = Vec::new();
+        for category in categories(taxonomy, dimension, *level) {
+            let of = |b: &Benchmark, system: &SystemResult| {
+                crate::values(
+                    system,
+                    b.questions
+                        .iter()
+                        .filter(|q| q.category(dimension, *level) == Some(&category)),
+                    metric,
+                )
+            };
+            let (sv, hv) = (of(synthetic, s), of(human, h));
+            if sv.is_empty() || hv.is_empty() {
+                continue;
+            }
+            let label = format!("{}/{metric}/{dimension}/{level}/{category}", s.name);
+            rows.push(CategoryMeans {
+                synthetic_n: sv.len(),
+                human_n: hv.len(),
+                synthetic: mean_estimate(&sv, settings, &format!("synthetic/{label}")),
+                human: mean_estimate(&hv, settings, &format!("human/{label}")),
+                category,
+            });
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        let sm: Vec<f64> = rows.iter().map(|r| r.synthetic.value).collect();
+        let hm: Vec<f64> = rows.iter().map(|r| r.human.value).collect();
+        let lowest = |means: &[f64]| {
+            means
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1))
+                .map(|(i, _)| rows[i].category.clone())
+        };
+        let as_rank = |c: hierarag_stats::Correlation| RankCorrelation { r: c.r, p: c.p };
+        out.push(LevelAgreement {
+            system: s.name.clone(),
+            metric,
+            dimension: dimension.clone(),
+            level: *level,
+            spearman: spearman(&sm, &hm).map(as_rank),
+            kendall: kendall(&sm, &hm).map(as_rank),
+            synthetic_lowest: lowest(&sm),
+            human_lowest: lowest(&hm),
+            categories: rows,
+        });
     }
     out
 }

@@ -108,33 +108,52 @@ pub(crate) fn decisions(sides: &Sides, notes: &mut Vec<String>) -> Option<Decisi
         ));
         return None;
     }
-    let tau_all = tau(&sm, &hm, settings, "validity/tau");
-    let mut per_category = Vec::new();
-    for (dimension, level) in levels {
-        for category in categories(taxonomy, dimension, *level) {
-            let keep = |q: &&Question| q.category(dimension, *level) == Some(category.as_str());
-            let (sc, hc) = (
-                matrix(&ss, synthetic.questions.iter().filter(keep), metric),
-                matrix(&hs, human.questions.iter().filter(keep), metric),
-            );
-            if sc[0].is_empty() || hc[0].is_empty() {
-                continue;
-            }
-            per_category.push(CategoryOrder {
-                tau: tau(
-                    &sc,
-                    &hc,
-                    settings,
-                    &format!("validity/tau/{dimension}/{level}/{category}"),
-                ),
-                synthetic_n: sc[0].len(),
-                human_n: hc[0].len(),
-                dimension: dimension.clone(),
-                level: *level,
-                category,
-            });
-        }
-    }
+    // The overall τ and each level's on threads of their own: each interval has its own
+    // seeded stream, so the result does not depend on the threads.
+    let (tau_all, per_category) = std::thread::scope(|scope| {
+        let overall = scope.spawn(|| tau(&sm, &hm, settings, "validity/tau"));
+        let (ss, hs) = (&ss, &hs);
+        let per_level: Vec<_> = levels
+            .iter()
+            .map(|(dimension, level)| {
+                scope.spawn(move || {
+                    let mut orders = Vec::new();
+                    for category in categories(taxonomy, dimension, *level) {
+                        let keep = |q: &&Question| {
+                            q.category(dimension, *level) == Some(category.as_str())
+                        };
+                        let (sc, hc) = (
+                            matrix(ss, synthetic.questions.iter().filter(keep), metric),
+                            matrix(hs, human.questions.iter().filter(keep), metric),
+                        );
+                        if sc[0].is_empty() || hc[0].is_empty() {
+                            continue;
+                        }
+                        orders.push(CategoryOrder {
+                            tau: tau(
+                                &sc,
+                                &hc,
+                                settings,
+                                &format!("validity/tau/{dimension}/{level}/{category}"),
+                            ),
+                            synthetic_n: sc[0].len(),
+                            human_n: hc[0].len(),
+                            dimension: dimension.clone(),
+                            level: *level,
+                            category,
+                        });
+                    }
+                    orders
+                })
+            })
+            .collect();
+        let join = "a τ bootstrap does not panic";
+        let per_category: Vec<CategoryOrder> = per_level
+            .into_iter()
+            .flat_map(|handle| handle.join().expect(join))
+            .collect();
+        (overall.join().expect(join), per_category)
+    });
     let alpha = settings.alpha();
     let decide = |a: &[f64], b: &[f64]| -> (f64, Option<f64>, Decision) {
         let difference = b.iter().zip(a).map(|(x, y)| x - y).sum::<f64>() / a.len() as f64;
