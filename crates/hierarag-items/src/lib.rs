@@ -14,10 +14,14 @@
 //! Per category, the share of informative questions (neither saturated nor failed, r above
 //! [`Settings::min_discrimination`]) and their mean discrimination. Pure: no I/O.
 
+mod core;
+
 use std::collections::HashMap;
 
 use hierarag_records::CategoryRef;
 use serde::{Deserialize, Serialize};
+
+pub use crate::core::{CoreSet, CoreSettings, HeldOut, HeldOutCheck, core_set};
 
 /// How the analysis runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,13 +98,20 @@ pub struct Items {
     pub notes: Vec<String>,
 }
 
+/// `items.json`: the item analysis of a run's systems on one metric, and its core set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemsReport {
+    /// The analysed metric's name (`cs`, `judge_correctness`, …).
+    pub metric: String,
+    #[serde(flatten)]
+    pub items: Items,
+    pub core: CoreSet,
+}
+
 /// Analyses the questions every one of `systems` has a score for.
 pub fn items(questions: &[Question], systems: &[SystemScores], settings: &Settings) -> Items {
     let mut notes = Vec::new();
-    let common: Vec<&Question> = questions
-        .iter()
-        .filter(|q| systems.iter().all(|s| s.scores.contains_key(&q.id)))
-        .collect();
+    let common = common_questions(questions, systems);
     if common.len() < questions.len() {
         notes.push(format!(
             "{} of {} questions lack a score of some system and are left out",
@@ -161,16 +172,7 @@ means, pass rates and the saturated and failed flags are given",
             }
         })
         .collect();
-    let mut by_category: Vec<(CategoryRef, Vec<usize>)> = Vec::new();
-    for (q, question) in common.iter().enumerate() {
-        for category in &question.categories {
-            match by_category.iter_mut().find(|(c, _)| c == category) {
-                Some((_, members)) => members.push(q),
-                None => by_category.push((category.clone(), vec![q])),
-            }
-        }
-    }
-    let categories = by_category
+    let categories = by_category(&common)
         .into_iter()
         .map(|(category, members)| {
             let informative = members
@@ -203,4 +205,26 @@ means, pass rates and the saturated and failed flags are given",
         categories,
         notes,
     }
+}
+
+/// The questions every one of `systems` has a score for, in order.
+fn common_questions<'a>(questions: &'a [Question], systems: &[SystemScores]) -> Vec<&'a Question> {
+    questions
+        .iter()
+        .filter(|q| systems.iter().all(|s| s.scores.contains_key(&q.id)))
+        .collect()
+}
+
+/// The categories of `questions` in order of first appearance, each with its members' indices.
+fn by_category(questions: &[&Question]) -> Vec<(CategoryRef, Vec<usize>)> {
+    let mut groups: Vec<(CategoryRef, Vec<usize>)> = Vec::new();
+    for (q, question) in questions.iter().enumerate() {
+        for category in &question.categories {
+            match groups.iter_mut().find(|(c, _)| c == category) {
+                Some((_, members)) => members.push(q),
+                None => groups.push((category.clone(), vec![q])),
+            }
+        }
+    }
+    groups
 }

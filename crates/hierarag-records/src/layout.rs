@@ -159,6 +159,16 @@ impl RunDir {
         self.root.join("validity.json")
     }
 
+    /// Which questions carry the signal, and the core set (`hierarag items`).
+    pub fn items(&self) -> PathBuf {
+        self.root.join("items.json")
+    }
+
+    /// The core set's questions, lines of `benchmark.jsonl` (`hierarag items`).
+    pub fn core_benchmark(&self) -> PathBuf {
+        self.root.join("core.jsonl")
+    }
+
     /// The human ratings (`hierarag annotate`).
     pub fn annotations(&self) -> PathBuf {
         self.root.join(ANNOTATIONS_FILE)

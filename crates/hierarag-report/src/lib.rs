@@ -27,6 +27,7 @@
 //!     systems: Vec::new(),
 //!     comparison: None,
 //!     validity: None,
+//!     items: None,
 //! };
 //! assert!(markdown(&input).starts_with("# empty run"));
 //! assert!(html(&input).contains("<svg"));
@@ -36,6 +37,7 @@ mod charts;
 mod comparison;
 mod format;
 mod html;
+mod items;
 mod markdown;
 mod sections;
 pub mod svg;
@@ -67,6 +69,9 @@ pub struct ReportInput<'a> {
     /// The generated benchmark beside a human-written one (`validity.json`), when the run has
     /// one: its own section after the comparison.
     pub validity: Option<&'a hierarag_validity::Validity>,
+    /// Which questions carry the signal, and the core set (`items.json`), when there is one:
+    /// its own section after the validity's.
+    pub items: Option<&'a hierarag_items::ItemsReport>,
 }
 
 /// One system of a run: its overall means, and its own analysis when there is one.

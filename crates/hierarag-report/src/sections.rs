@@ -86,6 +86,11 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     out.extend(systems(input));
     out.extend(input.comparison.map(crate::comparison::section));
     out.extend(input.validity.map(crate::validity::section));
+    out.extend(
+        input
+            .items
+            .map(|items| crate::items::section(items, analysis)),
+    );
     out.extend(recommendations(analysis));
     out.extend(table1(analysis));
     out.extend(table2(analysis));

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use hierarag_analysis::{
     Analysis, Observation, Scores, Settings, TagAnalysis, TaggedQuestion, Texts, analyze_tags,
 };
-use hierarag_pipeline::{ScoreRecord, read_records, write_atomic};
+use hierarag_pipeline::{ScoreRecord, read_records};
 use hierarag_plan::CategoryRef;
 use hierarag_rag::AnswerRecord;
 use hierarag_tag::TagRecord;
@@ -33,18 +33,11 @@ pub fn settings_of_manifest(manifest: &Manifest) -> anyhow::Result<Settings> {
 
 /// The run's human validation (`agreement.json` of `hierarag annotate agreement`), if any.
 pub fn load_agreement(run: &RunDir) -> anyhow::Result<Option<hierarag_analysis::Agreement>> {
-    let path = run.agreement();
-    if !path.exists() {
-        return Ok(None);
-    }
-    let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let agreement = serde_json::from_slice(&bytes).with_context(|| {
-        format!(
-            "{}: not an agreement file (rerun `hierarag annotate agreement`)",
-            path.display()
-        )
-    })?;
-    Ok(Some(agreement))
+    crate::json::load(
+        &run.agreement(),
+        "an agreement file",
+        "hierarag annotate agreement",
+    )
 }
 
 /// What the analysis, the comparison and the power study need of a benchmark question: a
@@ -454,10 +447,7 @@ fn tag_analysis(
 
 /// Writes `analysis.json` atomically into `dir`; returns its path.
 pub fn write(analysis: &Analysis, dir: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = RunDir::new(dir).analysis();
-    let mut bytes = serde_json::to_vec_pretty(analysis)?;
-    bytes.push(b'\n');
-    write_atomic(&path, &bytes)?;
+    crate::json::write(analysis, &path)?;
     Ok(path)
 }

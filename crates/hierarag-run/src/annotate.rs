@@ -15,7 +15,7 @@ use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_generate::BenchmarkRecord;
 use hierarag_judge::{AnswerGrade, PairRating};
 use hierarag_pipeline::ScoreRecord;
-use hierarag_pipeline::{read_records, write_atomic};
+use hierarag_pipeline::read_records;
 use hierarag_rag::AnswerRecord;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -309,9 +309,7 @@ pub fn agreement_of(run: &RunDir) -> anyhow::Result<Agreement> {
     };
     let inputs = judge_inputs(run, &items, metric.as_str())?;
     result.judge = judge_agreement(&items, &ratings, &inputs);
-    let mut bytes = serde_json::to_vec_pretty(&result)?;
-    bytes.push(b'\n');
-    write_atomic(&run.agreement(), &bytes)?;
+    crate::json::write(&result, &run.agreement())?;
     if let Some(mut analysis) = analysis {
         analysis.human_validation = Some(result.clone());
         crate::analyze::write(&analysis, run.root())?;

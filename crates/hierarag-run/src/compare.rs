@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hierarag_analysis::{Comparison, Settings, SystemScores};
-use hierarag_pipeline::{file_sha256, has_records, write_atomic};
+use hierarag_pipeline::{file_sha256, has_records};
 use hierarag_taxonomy::Taxonomy;
 
 use crate::config::MAIN_SYSTEM;
@@ -169,26 +169,16 @@ left out of the comparison",
 
 /// Writes `comparison.json` atomically into `dir`; returns its path.
 pub fn write(comparison: &Comparison, dir: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = dir.join(COMPARISON_FILE);
-    let mut bytes = serde_json::to_vec_pretty(comparison)?;
-    bytes.push(b'\n');
-    write_atomic(&path, &bytes)?;
+    crate::json::write(comparison, &path)?;
     Ok(path)
 }
 
 /// The comparison of a run directory, if one was written.
 pub fn load(dir: &Path) -> anyhow::Result<Option<Comparison>> {
-    let path = dir.join(COMPARISON_FILE);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-    let comparison = serde_json::from_slice(&bytes).with_context(|| {
-        format!(
-            "{}: not a comparison (rerun `hierarag compare`)",
-            path.display()
-        )
-    })?;
-    Ok(Some(comparison))
+    crate::json::load(
+        &dir.join(COMPARISON_FILE),
+        "a comparison",
+        "hierarag compare",
+    )
 }

@@ -43,6 +43,8 @@ pub mod chain;
 pub mod compare;
 pub mod corpus;
 pub mod index;
+pub mod items;
+pub mod json;
 pub mod judge;
 pub mod language;
 pub mod manifest;

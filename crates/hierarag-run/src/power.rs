@@ -10,9 +10,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use hierarag_analysis::{PowerAnalysis, PowerSettings, Settings};
-use hierarag_pipeline::write_atomic;
 use hierarag_plan::{GenerationSettings, PlanItem, count_words, estimate_items};
 use hierarag_taxonomy::Taxonomy;
 use serde::{Deserialize, Serialize};
@@ -262,10 +260,7 @@ fn document_words(
 
 /// Writes `power.json` atomically into `dir`; returns its path.
 pub fn write(report: &PowerReport, dir: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let path = RunDir::new(dir).power();
-    let mut bytes = serde_json::to_vec_pretty(report)?;
-    bytes.push(b'\n');
-    write_atomic(&path, &bytes)?;
+    crate::json::write(report, &path)?;
     Ok(path)
 }

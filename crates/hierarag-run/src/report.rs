@@ -39,6 +39,7 @@ pub fn write(
     let systems = system_reports(&systems, manifest.as_ref(), analysis, &others)?;
     let comparison = crate::compare::load(dir)?;
     let validity = crate::validity::load(run)?;
+    let items = crate::items::load(run)?;
     let mut summary = summary(dir, manifest.as_ref());
     if !designs.is_empty() {
         summary
@@ -57,6 +58,7 @@ pub fn write(
         systems,
         comparison: comparison.as_ref(),
         validity: validity.as_ref(),
+        items: items.as_ref(),
     };
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let out = RunDir::new(out);
@@ -216,11 +218,7 @@ fn other_analyses(systems: &[(String, SystemDir)]) -> anyhow::Result<HashMap<Str
     let mut out = HashMap::new();
     for (name, system) in systems {
         let path = RunDir::new(system.root()).analysis();
-        if path.exists() {
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            let analysis: Analysis = serde_json::from_slice(&bytes)
-                .with_context(|| format!("{}: not an analysis", path.display()))?;
+        if let Some(analysis) = crate::json::load(&path, "an analysis", "hierarag analyze")? {
             out.insert(name.clone(), analysis);
         }
     }

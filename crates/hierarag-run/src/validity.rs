@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use hierarag_analysis::{Metric, Settings};
 use hierarag_index::{Bm25Index, Level};
 use hierarag_lang::Language;
-use hierarag_pipeline::{Reporter, read_records, write_atomic};
+use hierarag_pipeline::{Reporter, read_records};
 use hierarag_records::{BenchmarkRecord, TagRecord};
 use hierarag_taxonomy::Taxonomy;
 use hierarag_validity::{Benchmark, Question, SystemResult, Validity};
@@ -237,24 +237,11 @@ fn questions(
 /// Writes `validity.json` in `dir`.
 pub fn write(validity: &Validity, dir: &Path) -> anyhow::Result<PathBuf> {
     let path = RunDir::new(dir).validity();
-    let mut bytes = serde_json::to_vec_pretty(validity)?;
-    bytes.push(b'\n');
-    write_atomic(&path, &bytes)?;
+    crate::json::write(validity, &path)?;
     Ok(path)
 }
 
 /// The run's `validity.json`, when it has one.
 pub fn load(run: &RunDir) -> anyhow::Result<Option<Validity>> {
-    let path = run.validity();
-    if !path.exists() {
-        return Ok(None);
-    }
-    let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let validity = serde_json::from_slice(&bytes).with_context(|| {
-        format!(
-            "{}: not a validity file (rerun `hierarag validity`)",
-            path.display()
-        )
-    })?;
-    Ok(Some(validity))
+    crate::json::load(&run.validity(), "a validity file", "hierarag validity")
 }

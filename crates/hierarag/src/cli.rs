@@ -128,6 +128,12 @@ Options on the command line override the [design] table of --config."#)]
     /// mix, question properties, per-category and granularity agreement, the systems' order
     /// and pairwise decisions, and a verdict in words (validity.json).
     Validity(ValidityArgs),
+    /// Which questions carry the signal: per question its difficulty across the systems, its
+    /// discrimination and flags (saturated, failed by every system, ordering the systems the
+    /// wrong way), per category the share of informative questions, and the core set: the
+    /// smallest stratified subset that reproduces every system's category means and order
+    /// (items.json, core.jsonl).
+    Items(ItemsArgs),
     /// Label every benchmark question on every dimension of the taxonomy at every level with
     /// an LLM (tags.jsonl): the categories a question was not generated for, or categories for
     /// an imported benchmark; `analyze` then reports agreement and confounders.
@@ -875,6 +881,64 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Print comparison.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hierarag items`.
+#[derive(Debug, Args)]
+#[command(after_long_help = "\
+Per question (the questions every system has a score for): mean over the systems (high: easy), \
+pass rate (systems at or above --threshold), discrimination (with three or more systems: \
+Pearson's r across the systems between the question's score and the system's mean over the \
+other questions), and flags: saturated (every system passes: it cannot separate them), failed \
+(no system passes: often a bad reference; `hierarag annotate sample --from-compare` puts such \
+questions first), negative (it orders the systems against the rest of the benchmark). Per \
+category: the share of informative questions (neither flag, discrimination above \
+--min-discrimination) beside the category's DiscPow in the report.
+
+The core set: the smallest subset, drawn at random within strata (a question's coarse \
+categories) with at least --min-per-category questions of every category, that keeps every \
+system's category means (and overall mean) within --tolerance and the order of every two \
+systems whose means differ by more than it. With three or more systems each system is held out \
+in turn: the set chosen without it is checked on it, which is the honest error. core.jsonl holds \
+the set's lines of benchmark.jsonl, a benchmark file `answer --benchmark` and `evaluate \
+--benchmark` take. docs/guide/items.md explains how to read items.json.")]
+pub struct ItemsArgs {
+    /// Run directories: one run with two or more [[system]]s, or several runs that share one
+    /// benchmark.jsonl; their systems are named RUN/SYSTEM then.
+    #[arg(value_name = "RUN_DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// The systems to analyse [default: every system with scores].
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub systems: Option<Vec<String>>,
+    /// The metric [default: the run's [analysis] metric, else cs].
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<Metric>,
+    /// A system passes a question at or above this score [default: as `compare`'s: cs 0.5,
+    /// rouge1 0.2, bleu 10, retrieval metrics 0.1, judge 0.5, judge_correctness 1.5].
+    #[arg(long, value_name = "X")]
+    pub threshold: Option<f64>,
+    /// A question informs above this discrimination.
+    #[arg(long, value_name = "R", default_value_t = 0.2)]
+    pub min_discrimination: f64,
+    /// The core set's largest error of a category mean, in the metric's units [default: 0.02
+    /// of the metric's scale: 0.02 for cs, 0.06 for judge_correctness, 2 for bleu].
+    #[arg(long, value_name = "X")]
+    pub tolerance: Option<f64>,
+    /// Questions of every category the core set keeps at least.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub min_per_category: usize,
+    /// Random candidates drawn per size of the core set.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub draws: usize,
+    /// Seed of the core set's draws [default: the run's seed, else 0].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Where items.json and core.jsonl go [default: the first RUN_DIR].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print items.json to stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
 }

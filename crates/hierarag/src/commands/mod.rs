@@ -10,6 +10,7 @@ mod eval_text;
 mod export;
 mod import;
 mod index;
+mod items;
 mod judge;
 mod llm;
 mod models;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args, printer),
         Command::Compare(args) => compare::run(&args, printer),
         Command::Validity(args) => validity::run(&args, printer),
+        Command::Items(args) => items::run(&args, printer),
         Command::Tag(args) => tag::run(&args, printer),
         Command::Judge(args) => judge::run(&args, printer),
         Command::Power(args) => power::run(&args, printer),

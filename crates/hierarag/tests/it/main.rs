@@ -10,6 +10,7 @@ mod every_kind;
 mod export;
 mod http_system;
 mod import;
+mod items;
 mod judge;
 mod llm;
 mod plan;
