@@ -13,6 +13,10 @@
 //!   ([`restore_cell`]).
 //! - [`judge_agreement`] measures the LLM judge (both tasks) and every automatic metric (the
 //!   answer task) against the people who rated the same items.
+//! - [`judge_ppi`] combines the judge's grades of every system answer with the people's
+//!   ratings of a random few into prediction-powered means per system and category, and
+//!   paired differences between systems ([`JudgePpi`]); [`plan_ratings`] says how many ratings
+//!   a wanted interval width needs.
 //! - [`agreement`] computes Fleiss' κ per scale, answer quality, category agreement against
 //!   chance with binomial p-values, Cohen's κ between annotators, and the point-biserial link
 //!   between an item's agreement and its split's Coherence Ratio ([`Agreement`]).
@@ -70,6 +74,7 @@
 pub mod agreement;
 pub mod exchange;
 pub mod judged;
+pub mod ppi;
 pub mod sample;
 pub use hierarag_fs::spreadsheet;
 pub mod store;
@@ -87,6 +92,11 @@ pub use hierarag_fs::{FORMULA_STARTS, neutralize_cell, restore_cell};
 pub use judged::{
     FAIR, GOOD, JudgeAgreement, JudgeInputs, JudgeScale, JudgeVsPerson, MetricAgreement,
     TaskAgreement, judge_agreement,
+};
+pub use ppi::{
+    CategoryPpi, DifferencePpi, JudgePpi, MeanInterval, PlanMethod, PpiEstimate, PpiRow,
+    RatingsNeeded, RatingsPlan, ScalePpi, SystemPpi, judge_ppi, plan_ratings, ppi_row,
+    ratings_for_width,
 };
 pub use sample::{
     Question, Sample, SampleError, SampleOptions, Stratum, allocate, sample, sample_with_first,

@@ -4,5 +4,6 @@ mod support;
 
 mod agreement;
 mod exchange;
+mod ppi;
 mod sample;
 mod store;
