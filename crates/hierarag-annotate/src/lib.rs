@@ -89,15 +89,15 @@ pub use exchange::{
     write_csv,
 };
 pub use hierarag_fs::{FORMULA_STARTS, neutralize_cell, restore_cell};
+pub use hierarag_validity::ppi::{
+    CategoryPpi, DifferencePpi, JudgePpi, MeanInterval, PlanMethod, PpiEstimate, PpiRow,
+    RatingsNeeded, RatingsPlan, ScalePpi, SystemPpi, ppi_row, ratings_for_width,
+};
 pub use judged::{
     FAIR, GOOD, JudgeAgreement, JudgeInputs, JudgeScale, JudgeVsPerson, MetricAgreement,
     TaskAgreement, judge_agreement,
 };
-pub use ppi::{
-    CategoryPpi, DifferencePpi, JudgePpi, MeanInterval, PlanMethod, PpiEstimate, PpiRow,
-    RatingsNeeded, RatingsPlan, ScalePpi, SystemPpi, judge_ppi, plan_ratings, ppi_row,
-    ratings_for_width,
-};
+pub use ppi::{judge_ppi, plan_ratings};
 pub use sample::{
     Question, Sample, SampleError, SampleOptions, Stratum, allocate, sample, sample_with_first,
 };

@@ -169,6 +169,11 @@ impl RunDir {
         self.root.join("core.jsonl")
     }
 
+    /// The judge's means corrected by the people's ratings (`hierarag annotate agreement`).
+    pub fn ppi(&self) -> PathBuf {
+        self.root.join("ppi.json")
+    }
+
     /// The human ratings (`hierarag annotate`).
     pub fn annotations(&self) -> PathBuf {
         self.root.join(ANNOTATIONS_FILE)

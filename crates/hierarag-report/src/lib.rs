@@ -28,6 +28,7 @@
 //!     comparison: None,
 //!     validity: None,
 //!     items: None,
+//!     ppi: None,
 //! };
 //! assert!(markdown(&input).starts_with("# empty run"));
 //! assert!(html(&input).contains("<svg"));
@@ -39,6 +40,7 @@ mod format;
 mod html;
 mod items;
 mod markdown;
+mod ppi;
 mod sections;
 pub mod svg;
 mod validity;
@@ -72,6 +74,8 @@ pub struct ReportInput<'a> {
     /// Which questions carry the signal, and the core set (`items.json`), when there is one:
     /// its own section after the validity's.
     pub items: Option<&'a hierarag_items::ItemsReport>,
+    /// The judge's means corrected by people's ratings (`ppi.json`), when people rated answers.
+    pub ppi: Option<&'a hierarag_validity::ppi::JudgePpi>,
 }
 
 /// One system of a run: its overall means, and its own analysis when there is one.

@@ -99,6 +99,7 @@ pub(crate) fn sections(input: &ReportInput<'_>) -> Vec<Section> {
     out.extend(analysis.factorials.iter().map(|f| factorial(f, analysis)));
     out.extend(refusals(analysis));
     out.extend(human_validation(analysis));
+    out.extend(input.ppi.map(crate::ppi::section));
     out.extend(tags(analysis));
     out.extend(categories(analysis));
     if input.taxonomy.is_some() {

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use hierarag_analysis::Analysis;
 use hierarag_annotate::{
-    Agreement, CategoryParents, Item, JudgeInputs, Question, Sample, SampleOptions, Store,
-    SystemAnswer, agreement, judge_agreement, now_unix_s,
+    Agreement, CategoryParents, Item, JudgeInputs, JudgePpi, Question, Rating, RatingsPlan, Sample,
+    SampleOptions, Store, SystemAnswer, agreement, judge_agreement, judge_ppi, now_unix_s,
+    plan_ratings,
 };
 use hierarag_corpus::{CorpusFormat, CorpusSpec, OnError};
 use hierarag_generate::BenchmarkRecord;
@@ -17,6 +18,7 @@ use hierarag_judge::{AnswerGrade, PairRating};
 use hierarag_pipeline::ScoreRecord;
 use hierarag_pipeline::read_records;
 use hierarag_rag::AnswerRecord;
+use hierarag_records::CategoryRef;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::config::CorpusSection;
@@ -282,8 +284,13 @@ fn remove_store(path: &Path) -> anyhow::Result<()> {
 }
 
 /// The agreement of `run`'s ratings, written to `agreement.json` (and into `analysis.json`
-/// when there is one, so that the report shows it).
-pub fn agreement_of(run: &RunDir) -> anyhow::Result<Agreement> {
+/// when there is one, so that the report shows it); with rated answers, the judge's means
+/// corrected by them too, written to `ppi.json` (with how many ratings an interval of total
+/// width `width` needs, when given).
+pub fn agreement_of(
+    run: &RunDir,
+    width: Option<f64>,
+) -> anyhow::Result<(Agreement, Option<JudgePpi>)> {
     let store = Store::open(&run.annotations())?;
     let items = store.items()?;
     let ratings = store.ratings()?;
@@ -310,11 +317,75 @@ pub fn agreement_of(run: &RunDir) -> anyhow::Result<Agreement> {
     let inputs = judge_inputs(run, &items, metric.as_str())?;
     result.judge = judge_agreement(&items, &ratings, &inputs);
     crate::json::write(&result, &run.agreement())?;
+    let confidence = analysis.as_ref().map_or(0.95, |a| a.settings.confidence);
     if let Some(mut analysis) = analysis {
         analysis.human_validation = Some(result.clone());
         crate::analyze::write(&analysis, run.root())?;
     }
-    Ok(result)
+    let ppi = ppi_of(run, &items, &ratings, &inputs, 1.0 - confidence, width)?;
+    if let Some(ppi) = &ppi {
+        crate::json::write(ppi, &run.ppi())?;
+    }
+    Ok((result, ppi))
+}
+
+/// The judge's means corrected by the people's ratings of the systems whose answers were
+/// rated, in the run's order; `None` when no answer was rated.
+fn ppi_of(
+    run: &RunDir,
+    items: &[Item],
+    ratings: &[Rating],
+    inputs: &JudgeInputs,
+    alpha: f64,
+    width: Option<f64>,
+) -> anyhow::Result<Option<JudgePpi>> {
+    let rated: HashSet<&str> = items
+        .iter()
+        .filter_map(|i| i.answer.as_ref().map(|a| a.system.as_str()))
+        .collect();
+    let systems: Vec<String> = crate::systems::systems_of_run(run)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| rated.contains(name.as_str()))
+        .collect();
+    if systems.is_empty() {
+        return Ok(None);
+    }
+    let categories: HashMap<String, Vec<CategoryRef>> =
+        crate::analyze::read_benchmark(&run.benchmark())?
+            .into_iter()
+            .map(|entry| (entry.id, entry.categories))
+            .collect();
+    let mut ppi = judge_ppi(items, ratings, inputs, &categories, &systems, alpha);
+    if let Some(width) = width {
+        ppi.plans = plan_ratings(items, ratings, inputs, &systems, width, alpha);
+    }
+    Ok(Some(ppi))
+}
+
+/// How many rated answers each system of the store's answer task needs for a PPI interval of
+/// total width `width` at level `1 − alpha`, with the ratings so far as the pilot.
+pub fn ratings_needed(run: &RunDir, width: f64, alpha: f64) -> anyhow::Result<Vec<RatingsPlan>> {
+    let store = Store::open(&run.annotations())?;
+    let items = store.items()?;
+    let ratings = store.ratings()?;
+    let inputs = judge_inputs(run, &items, "cs")?;
+    let mut systems: Vec<String> = Vec::new();
+    for item in &items {
+        if let Some(answer) = &item.answer
+            && !systems.contains(&answer.system)
+        {
+            systems.push(answer.system.clone());
+        }
+    }
+    Ok(plan_ratings(
+        &items, &ratings, &inputs, &systems, width, alpha,
+    ))
+}
+
+/// The run's `ppi.json`, when it has one.
+pub fn load_ppi(run: &RunDir) -> anyhow::Result<Option<JudgePpi>> {
+    crate::json::load(&run.ppi(), "a PPI file", "hierarag annotate agreement")
 }
 
 /// The analysed metric of a run without an analysis: its config's `[analysis] metric`, else CS.

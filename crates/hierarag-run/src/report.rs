@@ -40,6 +40,7 @@ pub fn write(
     let comparison = crate::compare::load(dir)?;
     let validity = crate::validity::load(run)?;
     let items = crate::items::load(run)?;
+    let ppi = crate::annotate::load_ppi(run)?;
     let mut summary = summary(dir, manifest.as_ref());
     if !designs.is_empty() {
         summary
@@ -59,6 +60,7 @@ pub fn write(
         comparison: comparison.as_ref(),
         validity: validity.as_ref(),
         items: items.as_ref(),
+        ppi: ppi.as_ref(),
     };
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let out = RunDir::new(out);

@@ -33,6 +33,7 @@ mod coverage;
 mod decisions;
 mod measure;
 mod model;
+pub mod ppi;
 mod properties;
 mod verdict;
 

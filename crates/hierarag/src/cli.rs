@@ -1285,6 +1285,11 @@ pub struct SampleArgs {
     /// ROUGE-1, BLEU against them.
     #[arg(long, value_name = "SYSTEM,…", value_delimiter = ',')]
     pub answers: Vec<String>,
+    /// With --answers: say how many rated answers per system a prediction-powered interval of
+    /// this total width (0-1 scale) needs, before any rating (the people-only bound; `annotate
+    /// agreement --width` gives the figure from the first ratings, usually smaller).
+    #[arg(long, value_name = "W", requires = "answers")]
+    pub width: Option<f64>,
 }
 
 /// `hierarag annotate annotators`.
@@ -1324,10 +1329,24 @@ pub struct ImportArgs {
 
 /// `hierarag annotate agreement`.
 #[derive(Debug, Args)]
+#[command(after_long_help = "\
+With rated answers (`annotate sample --answers`), the judge's means are also corrected by the \
+people's ratings (ppi.json): per system, overall and per category, on correctness and \
+hallucination (each over 0-1), the prediction-powered (PPI++) mean and interval from the \
+judge's grades of every answer and the people's ratings of the sample, beside the judge-only \
+mean (biased wherever the judge disagrees with people) and the people-only mean (unbiased, \
+wide), with the number of people's ratings the PPI interval is worth (effective n); and the \
+paired differences between systems the same way. PPI is unbiased when the rated answers are a \
+uniform random sample of the system's answers: do not count the questions `--from-compare` \
+put first. docs/guide/judge-and-annotate.md says when to use which mean.")]
 pub struct AgreementArgs {
     /// A run directory with annotations.sqlite (and analysis.json for the Coherence Ratio).
     #[arg(value_name = "RUN_DIR")]
     pub dir: PathBuf,
+    /// Also say how many rated answers per system a PPI interval of this total width (on the
+    /// 0-1 scale) needs, from the ratings so far as the pilot.
+    #[arg(long, value_name = "W")]
+    pub width: Option<f64>,
     /// Print agreement.json to stdout instead of the tables.
     #[arg(long)]
     pub json: bool,

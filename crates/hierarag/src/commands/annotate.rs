@@ -51,6 +51,10 @@ fn run_sample(args: &SampleArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     };
     let drawn = hierarag_run::annotate::sample(&run, &request, &printer)?;
     print_strata(&drawn)?;
+    if let Some(width) = args.width {
+        let plans = hierarag_run::annotate::ratings_needed(&run, width, 0.05)?;
+        print_plans(&plans)?;
+    }
     printer.note(&format!(
         "wrote {} ({} items, {} with the category task); next: `hierarag annotate \
          annotators {} --add NAME`, then `hierarag annotate serve {}`",
@@ -65,15 +69,26 @@ fn run_sample(args: &SampleArgs, printer: Printer) -> anyhow::Result<ExitCode> {
 
 fn run_agreement(args: &AgreementArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let run = RunDir::new(&args.dir);
-    let result = hierarag_run::annotate::agreement_of(&run)?;
+    if let Some(width) = args.width
+        && !(width > 0.0 && width < 2.0)
+    {
+        anyhow::bail!("--width: {width} is not a width of an interval on a 0-1 scale");
+    }
+    let (result, ppi) = hierarag_run::annotate::agreement_of(&run, args.width)?;
     if args.json {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {
         print_agreement(&result)?;
+        if let Some(ppi) = &ppi {
+            print_ppi(ppi)?;
+        }
     }
     printer.note(&format!("wrote {}", run.agreement().display()));
+    if ppi.is_some() {
+        printer.note(&format!("wrote {}", run.ppi().display()));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -466,4 +481,78 @@ fn format_p(p: f64) -> String {
     } else {
         format!("p={p:.3}")
     }
+}
+
+/// The judge's means corrected by the people's ratings, overall per system and per pair.
+fn print_ppi(ppi: &hierarag_annotate::JudgePpi) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let interval = |m: Option<&hierarag_annotate::MeanInterval>| {
+        m.map_or_else(
+            || "–".to_owned(),
+            |m| format!("{:.3} [{:.3}, {:.3}]", m.mean, m.ci[0], m.ci[1]),
+        )
+    };
+    let level = 100.0 * (1.0 - ppi.alpha);
+    writeln!(
+        out,
+        "\nThe judge corrected by the people (PPI++, {level:.0}% intervals, 0-1 scale)"
+    )?;
+    for scale in &ppi.scales {
+        writeln!(
+            out,
+            "{:<16}  {:>24}  {:>24}  {:>24}  {:>7}  {:>11}",
+            scale.scale, "PPI", "judge only", "people only", "rated", "effective n"
+        )?;
+        let rows = scale
+            .systems
+            .iter()
+            .map(|s| (s.system.clone(), &s.overall))
+            .chain(
+                scale
+                    .differences
+                    .iter()
+                    .map(|d| (format!("{} − {}", d.system_a, d.system_b), &d.overall)),
+            );
+        for (name, row) in rows {
+            let ppi_text = row.ppi.as_ref().map_or_else(
+                || "–".to_owned(),
+                |p| format!("{:.3} [{:.3}, {:.3}]", p.estimate, p.ci[0], p.ci[1]),
+            );
+            writeln!(
+                out,
+                "{name:<16}  {ppi_text:>24}  {:>24}  {:>24}  {:>7}  {:>11}",
+                interval(row.judge_only.as_ref()),
+                interval(row.people_only.as_ref()),
+                format!("{}/{}", row.n_rated, row.n_judged),
+                row.ppi
+                    .as_ref()
+                    .and_then(|p| p.effective_n_rated)
+                    .map_or_else(|| "–".to_owned(), |n| format!("{n:.0}"))
+            )?;
+        }
+    }
+    print_plans(&ppi.plans)?;
+    Ok(())
+}
+
+/// How many rated answers each system needs for the width asked.
+fn print_plans(plans: &[hierarag_annotate::RatingsPlan]) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    for plan in plans {
+        writeln!(
+            out,
+            "{} of {}: {} rated answers for the width asked ({})",
+            plan.scale,
+            plan.system,
+            plan.needed
+                .n_rated
+                .map_or_else(|| "more than there are".to_owned(), |n| n.to_string()),
+            match plan.needed.method {
+                hierarag_annotate::PlanMethod::Pilot => "from the ratings so far",
+                hierarag_annotate::PlanMethod::PeopleOnlyBound =>
+                    "the people-only bound, before any rating",
+            }
+        )?;
+    }
+    Ok(())
 }

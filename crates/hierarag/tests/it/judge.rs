@@ -641,3 +641,191 @@ print(json.dumps(out))
     );
     assert!(md.contains(judge["verdict"].as_str().unwrap()), "{md}");
 }
+
+/// People rate the answers to a random half of the questions, one level below the judge on
+/// most (the judge is lenient); `annotate agreement --width 0.3` writes ppi.json, whose
+/// prediction-powered means equal ppi-python's `ppi_mean_pointestimate` and `ppi_mean_ci` on
+/// the same numbers, beside the judge-only and people-only means; the report shows them.
+#[test]
+fn judge_means_corrected_by_a_sample_of_ratings_equal_ppi_python() {
+    let (url, _calls) = start_chat_mock(varied_reply);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let ids = write_run(root);
+    let config = root.join("judge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[judge]\n[judge.llm]\nbackend = \"openai\"\nmodel = \"mock-2\"\n\
+base_urls = [\"{url}\"]\n"
+        ),
+    )
+    .unwrap();
+    ok(hierarag()
+        .args(["judge", "-q"])
+        .arg(root)
+        .arg("--config")
+        .arg(&config));
+    let manifest = json!({"tool": "hierarag", "version": "0.1.0", "config": {}, "seed": 42,
+                          "stages": {}});
+    std::fs::write(root.join("manifest.json"), manifest.to_string()).unwrap();
+    let annotate = |args: &[&str]| {
+        let mut command = hierarag();
+        command
+            .arg("annotate")
+            .arg(args[0])
+            .arg(root)
+            .args(&args[1..]);
+        ok(&mut command)
+    };
+    let half = ids.len() / 2;
+    let (planned, _) = annotate(&[
+        "sample",
+        "-q",
+        "--n",
+        &half.to_string(),
+        "--category-subset",
+        "0",
+        "--answers",
+        "main",
+        "--width",
+        "0.3",
+        "--corpus",
+        root.join("corpus.jsonl").to_str().unwrap(),
+    ]);
+    assert!(
+        planned.contains("correctness of main: 43 rated answers for the width asked (the people-only bound, before any rating)"),
+        "{planned}"
+    );
+    annotate(&["annotators", "--add", "alice"]);
+    let items = hierarag_annotate::Store::open(&root.join("annotations.sqlite"))
+        .unwrap()
+        .items()
+        .unwrap();
+    let grades = records(&root.join("judgements.jsonl"));
+    let judge_of = |id: &str| -> [u8; 2] {
+        let grade = grades.iter().find(|g| g["id"] == id).unwrap();
+        ["correctness", "hallucination"].map(|s| grade[s].as_u64().unwrap() as u8)
+    };
+    let mut csv = String::from(
+        "item_id,annotator,correctness,hallucination,answerability,category_pick,note\n",
+    );
+    // The people's correctness of each rated answer, by question id.
+    let mut people = std::collections::HashMap::new();
+    for (position, item) in items.iter().enumerate() {
+        let Some(answer) = &item.answer else { continue };
+        let [correctness, hallucination] = judge_of(&answer.question_id);
+        let rated = if position % 4 == 0 {
+            correctness
+        } else {
+            correctness.saturating_sub(1)
+        };
+        people.insert(answer.question_id.clone(), rated);
+        csv.push_str(&format!(
+            "{},alice,{rated},{hallucination},,,\n",
+            item.item_id
+        ));
+    }
+    assert_eq!(people.len(), half);
+    let filled = root.join("filled.csv");
+    std::fs::write(&filled, &csv).unwrap();
+    annotate(&["import", "-q", "--file", filled.to_str().unwrap()]);
+    let (printed, _) = annotate(&["agreement", "--width", "0.3"]);
+    assert!(
+        printed.contains("The judge corrected by the people (PPI++, 95% intervals"),
+        "{printed}"
+    );
+    let ppi: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("ppi.json")).unwrap()).unwrap();
+    let overall = &ppi["scales"][0]["systems"][0]["overall"];
+    assert_eq!(ppi["scales"][0]["scale"], "correctness");
+    assert_eq!(overall["n_rated"], half);
+    assert_eq!(overall["n_judged"], ids.len());
+
+    // ppi-python on the same numbers.
+    let y: Vec<f64> = ids
+        .iter()
+        .filter_map(|id| people.get(id).map(|p| f64::from(*p) / 3.0))
+        .collect();
+    let yhat: Vec<f64> = ids
+        .iter()
+        .filter(|id| people.contains_key(*id))
+        .map(|id| f64::from(judge_of(id)[0]) / 3.0)
+        .collect();
+    let unlabeled: Vec<f64> = ids
+        .iter()
+        .filter(|id| !people.contains_key(*id))
+        .map(|id| f64::from(judge_of(id)[0]) / 3.0)
+        .collect();
+    let script = r#"
+import json, sys
+import numpy as np
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+d = json.load(sys.stdin)
+y, yhat, unl = (np.array(d[k]) for k in ("y", "yhat", "unlabeled"))
+lo, hi = ppi_mean_ci(y, yhat, unl, alpha=0.05)
+print(json.dumps({"estimate": float(ppi_mean_pointestimate(y, yhat, unl)[0]),
+                  "ci": [float(np.ravel(lo)[0]), float(np.ravel(hi)[0])],
+                  "judge": float(np.concatenate([yhat, unl]).mean()), "people": float(y.mean())}))
+"#;
+    let mut child = std::process::Command::new(crate::support::python())
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run Python (set HIERARAG_PYTHON)");
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        json!({"y": y, "yhat": yhat, "unlabeled": unlabeled})
+            .to_string()
+            .as_bytes(),
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let close = |got: &Value, want: &Value, what: &str| {
+        let (got, want) = (got.as_f64().unwrap(), want.as_f64().unwrap());
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{what}: {got} vs ppi-python's {want}"
+        );
+    };
+    let estimate = &overall["ppi"];
+    close(&estimate["estimate"], &expected["estimate"], "estimate");
+    close(&estimate["ci"][0], &expected["ci"][0], "interval low");
+    close(&estimate["ci"][1], &expected["ci"][1], "interval high");
+    close(
+        &overall["judge_only"]["mean"],
+        &expected["judge"],
+        "judge-only mean",
+    );
+    close(
+        &overall["people_only"]["mean"],
+        &expected["people"],
+        "people-only mean",
+    );
+    // The lenient judge's mean is above the people's; PPI pulls it back down.
+    assert!(expected["judge"].as_f64() > expected["people"].as_f64());
+    assert!(estimate["estimate"].as_f64() < overall["judge_only"]["mean"].as_f64());
+    // How many ratings a width of 0.3 needs, from the ratings so far.
+    assert_eq!(
+        ppi["plans"][0]["needed"]["method"], "pilot",
+        "{:#}",
+        ppi["plans"]
+    );
+
+    ok(hierarag()
+        .args(["analyze", "-q", "--bootstrap", "0", "--permutations", "0"])
+        .arg(root));
+    ok(hierarag().args(["report", "-q"]).arg(root));
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    for needle in [
+        "## The judge corrected by people",
+        "### correctness per system",
+        r"| PPI \[CI\] | judge only \[CI\] | people only \[CI\] |",
+        "### correctness per category",
+    ] {
+        assert!(md.contains(needle), "{needle} not in {md}");
+    }
+}
