@@ -186,6 +186,37 @@ fn run_and_check(config: &Path, run_dir: &Path, expected_items: usize, systems: 
             "{cost:#}"
         );
     }
+    if systems.len() > 1 {
+        // Which questions carry the signal: items.json with every question, its flags, and a
+        // core set that says it cannot be checked on two systems; the report shows it.
+        let hierarag = |args: &[&str]| {
+            let out = Command::cargo_bin("hierarag")
+                .unwrap()
+                .env_remove("RUST_LOG")
+                .args(args)
+                .arg(run_dir)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(out.status.success(), "{stderr}");
+            stderr
+        };
+        let stderr = hierarag(&["items"]);
+        assert!(stderr.contains("needs three or more systems"), "{stderr}");
+        let items: Value =
+            serde_json::from_slice(&std::fs::read(run_dir.join("items.json")).unwrap()).unwrap();
+        assert_eq!(items["items"].as_array().unwrap().len(), expected_items);
+        assert_eq!(items["systems"].as_array().unwrap().len(), systems.len());
+        hierarag(&["report", "-q"]);
+        let md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+        for needle in [
+            "## Which questions carry the signal",
+            "### Informative questions per category",
+            "### The core set",
+        ] {
+            assert!(md.contains(needle), "{needle} not in the report");
+        }
+    }
 }
 
 #[test]
