@@ -13,8 +13,16 @@
 //!
 //! Per category, the share of informative questions (neither saturated nor failed, r above
 //! [`Settings::min_discrimination`]) and their mean discrimination. Pure: no I/O.
+//!
+//! [`twopl_mml`] fits the two-parameter logistic IRT model to the pass/fail matrix (questions
+//! x systems): per question a discrimination and a difficulty on the systems' ability scale,
+//! equal to girth 0.8.0's `twopl_mml` (module [`irt`]).
 
 use std::collections::HashMap;
+
+pub mod irt;
+
+pub use irt::{IrtError, IrtItem, IrtOptions, TwoPl, twopl_mml};
 
 use hierarag_records::CategoryRef;
 use serde::{Deserialize, Serialize};

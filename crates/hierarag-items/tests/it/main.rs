@@ -1,0 +1,4 @@
+//! The integration tests of `hierarag-items`, one binary.
+
+mod irt_oracle;
+mod items;
