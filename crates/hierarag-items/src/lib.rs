@@ -13,10 +13,18 @@
 //!
 //! Per category, the share of informative questions (neither saturated nor failed, r above
 //! [`Settings::min_discrimination`]) and their mean discrimination. Pure: no I/O.
+//!
+//! [`twopl_mml`] fits the two-parameter logistic IRT model to the pass/fail matrix (questions
+//! x systems): per question a discrimination and a difficulty on the systems' ability scale,
+//! equal to girth 0.8.0's `twopl_mml` (module [`irt`]).
 
 mod core;
 
 use std::collections::HashMap;
+
+pub mod irt;
+
+pub use irt::{IrtError, IrtItem, IrtOptions, TwoPl, twopl_mml};
 
 use hierarag_records::CategoryRef;
 use serde::{Deserialize, Serialize};
@@ -71,6 +79,11 @@ pub struct Item {
     pub discrimination: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<Flag>,
+    /// The 2PL IRT estimates on the pass/fail matrix, with [`IRT_MIN_SYSTEMS`] or more systems;
+    /// absent for a saturated or failed question, or when the fit could not be made (a note
+    /// says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irt: Option<IrtItem>,
 }
 
 /// One category's questions.
@@ -108,6 +121,10 @@ pub struct ItemsReport {
     pub core: CoreSet,
 }
 
+/// The 2PL fit is made with this many systems or more: with fewer, a question's two parameters
+/// rest on fewer pass/fail answers than a fit can use.
+pub const IRT_MIN_SYSTEMS: usize = 5;
+
 /// Analyses the questions every one of `systems` has a score for.
 pub fn items(questions: &[Question], systems: &[SystemScores], settings: &Settings) -> Items {
     let mut notes = Vec::new();
@@ -134,7 +151,7 @@ means, pass rates and the saturated and failed flags are given",
         .collect();
     let totals: Vec<f64> = scores.iter().map(|row| row.iter().sum()).collect();
     let n = common.len();
-    let items: Vec<Item> = common
+    let mut items: Vec<Item> = common
         .iter()
         .enumerate()
         .map(|(q, question)| {
@@ -169,9 +186,39 @@ means, pass rates and the saturated and failed flags are given",
                 pass_rate,
                 discrimination,
                 flags,
+                irt: None,
             }
         })
         .collect();
+    if systems.len() >= IRT_MIN_SYSTEMS {
+        let responses: Vec<Vec<u8>> = (0..n)
+            .map(|q| {
+                scores
+                    .iter()
+                    .map(|row| u8::from(row[q] >= settings.threshold))
+                    .collect()
+            })
+            .collect();
+        match twopl_mml(&responses, &IrtOptions::default()) {
+            Ok(fit) => {
+                for (item, estimate) in items.iter_mut().zip(fit.items) {
+                    item.irt = estimate;
+                }
+                if !fit.converged {
+                    notes.push(format!(
+                        "the 2PL fit stopped after {} passes without converging",
+                        fit.iterations
+                    ));
+                }
+            }
+            Err(error) => notes.push(format!("no 2PL IRT fit: {error}")),
+        }
+    } else if systems.len() >= 3 {
+        notes.push(format!(
+            "the 2PL IRT fit needs {IRT_MIN_SYSTEMS} or more systems (there are {})",
+            systems.len()
+        ));
+    }
     let categories = by_category(&common)
         .into_iter()
         .map(|(category, members)| {

@@ -29,7 +29,10 @@ systems, the share that pass it (at {}), and its discrimination (with three or m
 Pearson's r across the systems between the question and the rest of the benchmark). {} of {} \
 questions are saturated (every system passes: they cannot separate systems), {} failed by every \
 system (often a bad reference: check them first; `hierarag annotate sample --from-compare` puts \
-them first) and {} negative (they order the systems against the rest).",
+them first) and {} negative (they order the systems against the rest). With five or more \
+systems, a two-parameter logistic IRT model is fitted to the pass/fail matrix (girth's \
+twopl_mml): a is a question's discrimination (0.2, the lower bound, for one unrelated to the \
+systems' ability or reversed), b its difficulty on the systems' ability scale.",
         items.systems.join(", "),
         report.metric,
         items.settings.threshold,
@@ -79,6 +82,8 @@ the first system's, of the category's level.",
             ("mean", true),
             ("pass rate", true),
             ("r", true),
+            ("2PL a", true),
+            ("2PL b", true),
         ]);
         for item in flagged.iter().take(MAX_FLAGGED) {
             table.rows.push(vec![
@@ -92,6 +97,8 @@ the first system's, of the category's level.",
                 num(Some(item.mean), 3).into(),
                 format!("{:.0}%", 100.0 * item.pass_rate).into(),
                 num(item.discrimination, 2).into(),
+                num(item.irt.map(|e| e.discrimination), 2).into(),
+                num(item.irt.map(|e| e.difficulty), 2).into(),
             ]);
         }
         blocks.push(Block::Heading("Flagged questions".into()));

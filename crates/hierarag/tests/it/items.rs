@@ -154,6 +154,17 @@ fn items_finds_planted_questions_and_a_core_set_that_holds_on_held_out_systems()
         );
     }
 
+    // Six systems: a 2PL fit, none for the saturated and failed questions.
+    for item in items["items"].as_array().unwrap() {
+        let flagged = item.get("flags").is_some_and(|f| {
+            f.as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == "saturated" || f == "failed")
+        });
+        assert_eq!(item.get("irt").is_none(), flagged, "{item}");
+    }
+
     // The core set: smaller than the benchmark, and it holds on every held-out system.
     let core = &items["core"];
     let ids = core["ids"].as_array().unwrap();
@@ -179,6 +190,7 @@ fn items_finds_planted_questions_and_a_core_set_that_holds_on_held_out_systems()
         "### Flagged questions",
         "| `q-single_fact-01` | failed by every system |",
         "### The core set",
+        "| 2PL a | 2PL b |",
         "held-out system",
     ] {
         assert!(md.contains(needle), "{needle} not in {md}");

@@ -93,6 +93,23 @@ fn planted_saturated_failed_and_reversed_questions_are_found() {
     );
     assert_eq!(flagged(Flag::Failed), ["q65", "q66", "q67", "q68", "q69"]);
     assert_eq!(flagged(Flag::Negative), ["q70", "q71", "q72", "q73", "q74"]);
+    // The 2PL fit (six systems): no estimate for the saturated and failed questions, the
+    // reversed ones at the discrimination's lower bound, the ordinary ones above them.
+    for item in &result.items[60..70] {
+        assert!(item.irt.is_none(), "{item:?}");
+    }
+    for item in &result.items[70..] {
+        assert!(item.irt.unwrap().discrimination < 0.2 + 1e-4, "{item:?}");
+    }
+    let ordinary: Vec<f64> = result.items[..60]
+        .iter()
+        .filter_map(|i| i.irt.map(|e| e.discrimination))
+        .collect();
+    let mean = ordinary.iter().sum::<f64>() / ordinary.len() as f64;
+    assert!(
+        mean > 1.0,
+        "ordinary questions' mean 2PL discrimination {mean}"
+    );
     // Ordinary questions follow the systems' skill.
     for item in &result.items[..60] {
         assert!(item.discrimination.unwrap() > 0.5, "{item:?}");
