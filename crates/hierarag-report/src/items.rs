@@ -28,7 +28,7 @@ pub(crate) fn section(report: &ItemsReport, analysis: &Analysis) -> Section {
 systems, the share that pass it (at {}), and its discrimination (with three or more systems, \
 Pearson's r across the systems between the question and the rest of the benchmark). {} of {} \
 questions are saturated (every system passes: they cannot separate systems), {} failed by every \
-system (often a bad reference: check them first; `hierarag annotate sample --from-compare` puts \
+system (often a bad reference: check them first; `hierarag annotate sample --from-items` puts \
 them first) and {} negative (they order the systems against the rest). With five or more \
 systems, a two-parameter logistic IRT model is fitted to the pass/fail matrix (girth's \
 twopl_mml): a is a question's discrimination (0.2, the lower bound, for one unrelated to the \

@@ -46,6 +46,8 @@ pub struct SampleRequest {
     pub overwrite: bool,
     /// Put the questions no system answers (the run's `comparison.json`) first.
     pub from_compare: bool,
+    /// Put the questions every system fails (the run's `items.json`) first.
+    pub from_items: bool,
     /// Systems whose answers to the sampled questions are rated too (the answer task).
     pub answers: Vec<String>,
 }
@@ -115,6 +117,26 @@ pub fn sample(
             }
         ));
         comparison.unanswered.into_iter().map(|u| u.id).collect()
+    } else if request.from_items {
+        let items = crate::items::load(run)?.with_context(|| {
+            format!(
+                "--from-items: {} has no items.json (run `hierarag items` first)",
+                run.root().display()
+            )
+        })?;
+        let failed: Vec<String> = items
+            .items
+            .items
+            .into_iter()
+            .filter(|i| i.flags.contains(&hierarag_items::Flag::Failed))
+            .map(|i| i.id)
+            .collect();
+        reporter.note(&format!(
+            "{} question{} every system fails go first",
+            failed.len(),
+            if failed.len() == 1 { "" } else { "s" }
+        ));
+        failed
     } else {
         Vec::new()
     };

@@ -892,7 +892,7 @@ Per question (the questions every system has a score for): mean over the systems
 pass rate (systems at or above --threshold), discrimination (with three or more systems: \
 Pearson's r across the systems between the question's score and the system's mean over the \
 other questions), and flags: saturated (every system passes: it cannot separate them), failed \
-(no system passes: often a bad reference; `hierarag annotate sample --from-compare` puts such \
+(no system passes: often a bad reference; `hierarag annotate sample --from-items` puts such \
 questions first), negative (it orders the systems against the rest of the benchmark). Per \
 category: the share of informative questions (neither flag, discrimination above \
 --min-discrimination) beside the category's DiscPow in the report.
@@ -1277,8 +1277,12 @@ pub struct SampleArgs {
     pub overwrite: bool,
     /// Sample the questions no system answers first (RUN_DIR/comparison.json, from `hierarag
     /// compare`): they are rated before the rest, which is drawn as usual.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "from_items")]
     pub from_compare: bool,
+    /// Sample the questions every system fails first (RUN_DIR/items.json, from `hierarag
+    /// items`: often a bad reference), then the rest as usual.
+    #[arg(long)]
+    pub from_items: bool,
     /// Also rate these systems' answers to the sampled questions (the answer task: people see
     /// the question, the reference and one answer, not which system gave it, and rate its
     /// correctness 0-3 and hallucination 0-2); `agreement` then measures the judge and CS,
@@ -1338,7 +1342,7 @@ mean (biased wherever the judge disagrees with people) and the people-only mean 
 wide), with the number of people's ratings the PPI interval is worth (effective n); and the \
 paired differences between systems the same way. PPI is unbiased when the rated answers are a \
 uniform random sample of the system's answers: do not count the questions `--from-compare` \
-put first. docs/guide/judge-and-annotate.md says when to use which mean.")]
+or `--from-items` put first. docs/guide/judge-and-annotate.md says when to use which mean.")]
 pub struct AgreementArgs {
     /// A run directory with annotations.sqlite (and analysis.json for the Coherence Ratio).
     #[arg(value_name = "RUN_DIR")]

@@ -47,6 +47,7 @@ fn run_sample(args: &SampleArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         taxonomy: args.taxonomy.clone(),
         overwrite: args.overwrite,
         from_compare: args.from_compare,
+        from_items: args.from_items,
         answers: args.answers.clone(),
     };
     let drawn = hierarag_run::annotate::sample(&run, &request, &printer)?;

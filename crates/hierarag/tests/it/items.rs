@@ -2,8 +2,9 @@
 //! questions in four categories of one dimension, among them planted saturated, failed and reversed
 //! questions. The flags find them, the discrimination equals scipy's `pearsonr` run on the
 //! run's own scores files, the core set's held-out check holds on every system and core.jsonl
-//! holds the benchmark's own lines; the report gets the items section. With two systems the
-//! command says what it cannot estimate.
+//! holds the benchmark's own lines; `annotate sample --from-items` rates the failed questions
+//! first; the report gets the items section. With two systems the command says what it cannot
+//! estimate.
 
 use std::path::Path;
 use std::process::Command as Process;
@@ -179,6 +180,25 @@ fn items_finds_planted_questions_and_a_core_set_that_holds_on_held_out_systems()
             .lines()
             .all(|line| benchmark.lines().any(|b| b == line))
     );
+
+    // `annotate sample --from-items` rates the questions every system fails first.
+    let corpus = root.join("corpus.jsonl");
+    write_lines(&corpus, &[json!({"id": "doc-0", "text": "A text."})]);
+    ok(hierarag()
+        .args(["annotate", "sample", "-q", "--from-items", "--n", "20"])
+        .arg(root)
+        .arg("--corpus")
+        .arg(&corpus));
+    let mut sampled = hierarag_annotate::Store::open(&root.join("annotations.sqlite"))
+        .unwrap()
+        .items()
+        .unwrap();
+    sampled.sort_by_key(|i| i.position);
+    let first: Vec<String> = sampled[..4]
+        .iter()
+        .map(|i| i.item_id[2..].to_owned())
+        .collect();
+    assert_eq!(first, planted(1));
 
     // The report shows the items section.
     ok(hierarag().args(["analyze", "-q"]).arg(root));
