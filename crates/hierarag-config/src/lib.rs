@@ -607,6 +607,11 @@ pub struct RunSection {
     pub dir: PathBuf,
     /// Seed of every random choice (plan, generation, answers).
     pub seed: u64,
+    /// A benchmark file to answer instead of generating one (a `benchmark.jsonl` of another
+    /// run, or the core set `core.jsonl` of `hierarag items`): the plan and generate stages are
+    /// skipped and the file is copied into the run directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<PathBuf>,
 }
 
 impl Default for RunSection {
@@ -614,6 +619,7 @@ impl Default for RunSection {
         RunSection {
             dir: PathBuf::from("runs/run"),
             seed: 42,
+            benchmark: None,
         }
     }
 }

@@ -116,7 +116,7 @@ the first system's, of the category's level.",
     blocks.push(Block::Paragraph(format!(
         "{} of {} questions ({:.0}% fewer answers to pay for), drawn at random within strata, \
 keep every system's category means within {} and the order of the systems whose means differ by \
-more (largest error on these systems: {:.4}). core.jsonl holds them, as lines of the benchmark.",
+more (largest error on these systems: {:.4}). core.jsonl holds them, as lines of the benchmark: set [run] benchmark to it and `hierarag run` answers only those.",
         core.ids.len(),
         core.of,
         100.0 * core.saved_share(),

@@ -116,6 +116,15 @@ pub fn run(
     let taxonomy = crate::taxonomy::load(config.taxonomy.as_deref())?;
     let design = crate::plan::design(&design_options, &taxonomy)?;
     config.check_systems()?;
+    if let Some(file) = &config.run.benchmark
+        && !file.is_file()
+    {
+        bail!(
+            "[run] benchmark {}: no such file (give a benchmark.jsonl, or the core.jsonl of \
+`hierarag items`)",
+            file.display()
+        );
+    }
     let runtime = crate::stages::runtime()?;
     crate::models::check_models(config, options.check_endpoints, &runtime, reporter)?;
     drop(runtime);
@@ -159,56 +168,60 @@ pub fn run(
     )?;
 
     // 2. plan, with the taxonomy beside it so that analyze and report find the same
-    // categories
-    let stage_started = now_unix_s();
-    let clock = Instant::now();
-    let bounds = LengthBounds {
-        min_words: config.plan.min_words,
-        max_words: config.plan.max_words,
-    };
-    let plan = crate::plan::sample(
-        &design,
-        &taxonomy,
-        &spec,
-        crate::plan::Sampling {
-            on_error,
-            bounds,
-            seed: config.run.seed,
-            lengths: crate::plan::Lengths::WhenRead,
-        },
-        reporter,
-    )?;
-    let written = crate::plan::write_plan(&run.plan(), &plan, false).map_err(|error| {
-        if error.is::<DifferentPlan>() {
-            error.context(
-                "making the plan (a different plan.jsonl in the run directory means the [design] \
-or corpus changed: use a fresh --dir)",
-            )
-        } else {
-            error
-        }
-    })?;
-    reporter.note(&format!(
-        "{} {} ({} items of design {} in {} set{}, {} documents, seed {})",
-        if written { "wrote" } else { "up to date:" },
-        run.plan().display(),
-        plan.items.len(),
-        design.kind,
-        design.sets.len(),
-        if design.sets.len() == 1 { "" } else { "s" },
-        plan.distinct_documents,
-        config.run.seed,
-    ));
-    let n_items = read_records::<serde_json::Value>(&run.plan())?.len();
-    write_atomic(&run.taxonomy(), taxonomy.to_toml_string().as_bytes())?;
-    simple_stage(
-        &run,
-        "plan",
-        stage_started,
-        clock,
-        n_items,
-        &[&run.plan(), &run.taxonomy()],
-    )?;
+    // categories; or, with [run] benchmark, that benchmark instead of a plan and a generation
+    if let Some(file) = &config.run.benchmark {
+        given_benchmark(&run, file, &taxonomy, reporter)?;
+    } else {
+        let stage_started = now_unix_s();
+        let clock = Instant::now();
+        let bounds = LengthBounds {
+            min_words: config.plan.min_words,
+            max_words: config.plan.max_words,
+        };
+        let plan = crate::plan::sample(
+            &design,
+            &taxonomy,
+            &spec,
+            crate::plan::Sampling {
+                on_error,
+                bounds,
+                seed: config.run.seed,
+                lengths: crate::plan::Lengths::WhenRead,
+            },
+            reporter,
+        )?;
+        let written = crate::plan::write_plan(&run.plan(), &plan, false).map_err(|error| {
+            if error.is::<DifferentPlan>() {
+                error.context(
+                    "making the plan (a different plan.jsonl in the run directory means the [design] \
+    or corpus changed: use a fresh --dir)",
+                )
+            } else {
+                error
+            }
+        })?;
+        reporter.note(&format!(
+            "{} {} ({} items of design {} in {} set{}, {} documents, seed {})",
+            if written { "wrote" } else { "up to date:" },
+            run.plan().display(),
+            plan.items.len(),
+            design.kind,
+            design.sets.len(),
+            if design.sets.len() == 1 { "" } else { "s" },
+            plan.distinct_documents,
+            config.run.seed,
+        ));
+        let n_items = read_records::<serde_json::Value>(&run.plan())?.len();
+        write_atomic(&run.taxonomy(), taxonomy.to_toml_string().as_bytes())?;
+        simple_stage(
+            &run,
+            "plan",
+            stage_started,
+            clock,
+            n_items,
+            &[&run.plan(), &run.taxonomy()],
+        )?;
+    }
 
     // 3–5. generate, then answer and evaluate with each system; a stage that stopped (an
     // endpoint refused the client) ends the run there.
@@ -220,10 +233,16 @@ or corpus changed: use a fresh --dir)",
         report_html: None,
         seconds: 0.0,
     };
-    let generated = crate::stages::generate(config, &run, &run.plan(), &spec, on_error, reporter)?;
     let systems = config.answering_systems();
-    let mut generated = finished(&mut outcome, "generate", generated);
-    if generated && let Some(screen) = &config.judge.screen {
+    let mut generated = config.run.benchmark.is_some() || {
+        let generated =
+            crate::stages::generate(config, &run, &run.plan(), &spec, on_error, reporter)?;
+        finished(&mut outcome, "generate", generated)
+    };
+    if generated
+        && config.run.benchmark.is_none()
+        && let Some(screen) = &config.judge.screen
+    {
         let (rated, _) = crate::judge::screen_benchmark(
             config,
             &run,
@@ -509,6 +528,36 @@ fn migrated(mut config: serde_json::Value) -> serde_json::Value {
 
 /// A run directory continues only with the config it was started with (unless
 /// `reconfigure`), so that one benchmark never mixes settings silently.
+/// Puts the `[run] benchmark` file into the run directory (once: the same bytes already there
+/// are kept, different ones are refused) with the taxonomy beside it.
+fn given_benchmark(
+    run: &RunDir,
+    file: &std::path::Path,
+    taxonomy: &hierarag_taxonomy::Taxonomy,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<()> {
+    let bytes = std::fs::read(file)
+        .with_context(|| format!("[run] benchmark {}: cannot read", file.display()))?;
+    let n = crate::analyze::read_benchmark(file)
+        .with_context(|| format!("[run] benchmark {}", file.display()))?
+        .len();
+    match std::fs::read(run.benchmark()) {
+        Ok(existing) if existing == bytes => {}
+        Ok(_) => bail!(
+            "{} holds a different benchmark than [run] benchmark {}: use a fresh --dir",
+            run.benchmark().display(),
+            file.display()
+        ),
+        Err(_) => write_atomic(&run.benchmark(), &bytes)?,
+    }
+    write_atomic(&run.taxonomy(), taxonomy.to_toml_string().as_bytes())?;
+    reporter.note(&format!(
+        "answering the {n} questions of {} ([run] benchmark): no plan, no generation",
+        file.display()
+    ));
+    Ok(())
+}
+
 fn check_config(run: &RunDir, config: &RunConfig, reconfigure: bool) -> anyhow::Result<()> {
     let manifest = Manifest::load(run)?;
     if manifest.config.is_null() || reconfigure {

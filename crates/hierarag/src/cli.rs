@@ -902,8 +902,9 @@ categories) with at least --min-per-category questions of every category, that k
 system's category means (and overall mean) within --tolerance and the order of every two \
 systems whose means differ by more than it. With three or more systems each system is held out \
 in turn: the set chosen without it is checked on it, which is the honest error. core.jsonl holds \
-the set's lines of benchmark.jsonl, a benchmark file `answer --benchmark` and `evaluate \
---benchmark` take. docs/guide/items.md explains how to read items.json.")]
+the set's lines of benchmark.jsonl: set [run] benchmark to it (with a fresh [run] dir) and \
+`hierarag run` answers only those questions. docs/guide/items.md explains how to read \
+items.json.")]
 pub struct ItemsArgs {
     /// Run directories: one run with two or more [[system]]s, or several runs that share one
     /// benchmark.jsonl; their systems are named RUN/SYSTEM then.

@@ -1376,3 +1376,69 @@ char tokenizer"
         "{stderr}"
     );
 }
+
+/// `[run] benchmark`: a run answers a given benchmark (here eight questions of another run's,
+/// as the core set of `hierarag items` is) without planning or generating, and its answers and
+/// scores are that run's for the same questions; a different benchmark in the same directory
+/// is refused.
+#[test]
+fn a_run_answers_a_given_benchmark_instead_of_generating_one() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let full = dir.path().join("full");
+    let out = run_to_end(&write_config(dir.path(), &corpus, &base_url, &full));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let benchmark = std::fs::read_to_string(full.join("benchmark.jsonl")).unwrap();
+    let core: String = benchmark
+        .lines()
+        .step_by(3)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let core_file = dir.path().join("core.jsonl");
+    std::fs::write(&core_file, &core).unwrap();
+
+    let given = dir.path().join("given");
+    let config = write_config(dir.path(), &corpus, &base_url, &given);
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "seed = 7\n",
+        &format!("seed = 7\nbenchmark = \"{}\"\n", core_file.display()),
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("answering the 8 questions of"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(given.join("benchmark.jsonl")).unwrap(),
+        core
+    );
+    assert!(!given.join("plan.jsonl").exists());
+    let ids: Vec<Value> = records(&given.join("benchmark.jsonl"))
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    for file in ["answers.jsonl", "scores.jsonl"] {
+        let full_records: Vec<Value> = records(&full.join(file))
+            .into_iter()
+            .filter(|r| ids.contains(&r["id"]))
+            .collect();
+        assert_eq!(records(&given.join(file)), full_records, "{file}");
+    }
+    assert!(given.join("analysis.json").exists());
+
+    // Another benchmark for the same directory is refused.
+    std::fs::write(&core_file, benchmark.lines().next().unwrap()).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("holds a different benchmark than [run] benchmark"),
+        "{stderr}"
+    );
+}
