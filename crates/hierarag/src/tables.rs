@@ -483,3 +483,52 @@ fn p_value(p: Option<f64>) -> String {
         Some(p) => format!("{p:.4}"),
     }
 }
+
+/// The paired differences of the judge's grades corrected by people's ratings (`ppi.json`),
+/// beside a comparison: per scale and pair, the PPI difference with its interval.
+pub fn ppi_differences(ppi: &hierarag_annotate::JudgePpi) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let level = 100.0 * (1.0 - ppi.alpha);
+    let mut wrote_header = false;
+    for scale in &ppi.scales {
+        for d in &scale.differences {
+            if !wrote_header {
+                writeln!(
+                    out,
+                    "\nThe judge corrected by people's ratings (ppi.json, a − b, 0-1 scale, \
+{level:.0}% intervals):"
+                )?;
+                wrote_header = true;
+            }
+            let row = &d.overall;
+            let text = row.ppi.as_ref().map_or_else(
+                || row.note.clone().unwrap_or_else(|| "–".to_owned()),
+                |p| {
+                    format!(
+                        "{:+.3} [{:+.3}, {:+.3}]{}",
+                        p.estimate,
+                        p.ci[0],
+                        p.ci[1],
+                        if p.excludes_zero == Some(true) {
+                            ", excludes 0"
+                        } else {
+                            ""
+                        }
+                    )
+                },
+            );
+            writeln!(
+                out,
+                "  {:<14} {} − {}: {text} (judge only {}, {} rated)",
+                scale.scale,
+                d.system_a,
+                d.system_b,
+                row.judge_only
+                    .as_ref()
+                    .map_or_else(|| "–".to_owned(), |m| format!("{:+.3}", m.mean)),
+                row.n_rated
+            )?;
+        }
+    }
+    Ok(())
+}

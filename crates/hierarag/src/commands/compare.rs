@@ -51,6 +51,9 @@ pub fn run(args: &CompareArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         writeln!(stdout)?;
     } else {
         tables::comparison_summary(&comparison)?;
+        if let Some(ppi) = hierarag_run::annotate::load_ppi(first)? {
+            tables::ppi_differences(&ppi)?;
+        }
     }
     printer.note(&format!("wrote {}", path.display()));
     Ok(ExitCode::SUCCESS)

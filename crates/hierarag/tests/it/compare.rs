@@ -419,3 +419,35 @@ fn annotate_sample_from_compare_puts_the_unanswered_questions_first() {
             .all(|i| !unanswered.contains(&i.item_id))
     );
 }
+
+/// With ppi.json beside it (written here by hand, as `annotate agreement` writes it from rated
+/// answers), `compare` prints the judge's paired differences corrected by people's ratings.
+#[test]
+fn compare_prints_the_judges_differences_corrected_by_people() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_run(root, &[("bm25", 0), ("hybrid", 1)], true);
+    let interval = |mean: f64| json!({"mean": mean, "ci": [mean - 0.1, mean + 0.1], "se": 0.05});
+    let row = json!({
+        "n_rated": 40, "n_judged": 80,
+        "ppi": {"estimate": -0.125, "ci": [-0.2, -0.05], "se": 0.038, "lambda": 0.6,
+                "effective_n_rated": 61.0, "excludes_zero": true},
+        "judge_only": interval(-0.2), "people_only": interval(-0.1)
+    });
+    let ppi = json!({"alpha": 0.05, "notes": [], "scales": [{
+        "scale": "correctness", "max": 3, "systems": [],
+        "differences": [{"system_a": "bm25", "system_b": "hybrid", "overall": row,
+                         "categories": []}]
+    }]});
+    std::fs::write(root.join("ppi.json"), ppi.to_string()).unwrap();
+    let (stdout, _) = ok(hierarag()
+        .args(["compare", "-q", "--bootstrap", "50"])
+        .arg(root));
+    assert!(
+        stdout.contains(
+            "correctness    bm25 − hybrid: -0.125 [-0.200, -0.050], excludes 0 (judge only \
+-0.200, 40 rated)"
+        ),
+        "{stdout}"
+    );
+}
