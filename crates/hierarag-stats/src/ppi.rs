@@ -25,8 +25,11 @@ pub struct PpiMean {
 /// two-sided).
 ///
 /// Returns `None` when `y` and `yhat` differ in length, there are fewer than two labels or no
-/// unlabeled prediction, a value is not finite, `alpha` is not in `(0, 1)`, or every prediction
-/// is the same (λ is then 0/0).
+/// unlabeled prediction, a value is not finite, `alpha` is not in `(0, 1)`, or the predictions'
+/// computed variance is exactly 0 (λ is then 0/0). Predictions that are all the same but not
+/// exactly representable (1/3, 2/3) may leave a rounding-sized variance and give λ = 0, as
+/// ppi-python does; a caller that wants to refuse a constant judge checks it itself, as
+/// hierarag-validity's `ppi_row` does.
 pub fn ppi_mean(y: &[f64], yhat: &[f64], yhat_unlabeled: &[f64], alpha: f64) -> Option<PpiMean> {
     let (n, big_n) = (y.len(), yhat_unlabeled.len());
     if n != yhat.len()
