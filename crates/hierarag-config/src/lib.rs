@@ -7,6 +7,8 @@
 //! that answer the benchmark). Relative paths are taken from the current directory. Unknown
 //! tables and keys are errors naming the file and key.
 
+pub mod estimate;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

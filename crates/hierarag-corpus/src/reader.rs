@@ -129,6 +129,20 @@ impl CorpusSpec {
         Ok(files)
     }
 
+    /// The mean words (whitespace-separated) of the first `at_most` documents that read, and
+    /// how many that was; `None` when none does. Quick enough to run before anything else
+    /// (`hierarag run --dry-run`).
+    pub fn mean_words(&self, at_most: usize) -> Option<(f64, usize)> {
+        let mut words = 0usize;
+        let mut n = 0usize;
+        for document in self.documents(OnError::Skip).ok()?.take(at_most) {
+            let Ok(document) = document else { continue };
+            words += document.text.split_whitespace().count();
+            n += 1;
+        }
+        (n > 0).then(|| (words as f64 / n as f64, n))
+    }
+
     /// Opens the corpus for streaming.
     pub fn documents(&self, on_error: OnError) -> Result<Documents, CorpusError> {
         Ok(Documents {

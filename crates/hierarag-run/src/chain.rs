@@ -17,6 +17,7 @@ use crate::config::{RunConfig, SystemKind};
 use crate::layout::RunDir;
 use crate::manifest::{Manifest, OutputFile, StageRecord, now_unix_s};
 use crate::plan::{DesignOptions, DifferentPlan};
+use hierarag_config::estimate::{RunEstimate, Shape};
 use hierarag_pipeline::Reporter;
 
 /// How `hierarag run` goes about its work.
@@ -128,9 +129,19 @@ pub fn run(
     let runtime = crate::stages::runtime()?;
     crate::models::check_models(config, options.check_endpoints, &runtime, reporter)?;
     drop(runtime);
+    let estimate = match estimate(config, &options.config_path) {
+        Ok(estimate) => Some(estimate),
+        Err(error) => {
+            reporter.note(&format!("no cost estimate: {error:#}"));
+            None
+        }
+    };
     Manifest::update(&run, |manifest| {
         manifest.config = comparable(config);
         manifest.seed = config.run.seed;
+        if estimate.is_some() {
+            manifest.estimate = estimate;
+        }
     })?;
     reporter.note(&format!(
         "run {} → {} (generator {}, answerer {})",
@@ -528,6 +539,94 @@ fn migrated(mut config: serde_json::Value) -> serde_json::Value {
 
 /// A run directory continues only with the config it was started with (unless
 /// `reconfigure`), so that one benchmark never mixes settings silently.
+/// The mean words of a document of the Wikipedia sample, measured over its 10,033 documents:
+/// the estimate's figure for it before it is fetched.
+const WIKI_SAMPLE_MEAN_WORDS: f64 = 77.3;
+
+/// Documents whose words the estimate counts.
+const ESTIMATE_DOCUMENTS: usize = 2000;
+
+/// What `config`'s run will cost before any call (`hierarag run --dry-run`): nothing is
+/// fetched, indexed or written; the corpus' first documents are read for their length when
+/// the corpus is on this machine.
+pub fn estimate(config: &RunConfig, config_path: &Path) -> anyhow::Result<RunEstimate> {
+    let taxonomy = crate::taxonomy::load(config.taxonomy.as_deref())?;
+    let questions = match &config.run.benchmark {
+        Some(file) => crate::analyze::read_benchmark(file)
+            .with_context(|| format!("[run] benchmark {}", file.display()))?
+            .len(),
+        None => {
+            let options = DesignOptions {
+                config: Some(config_path.to_path_buf()),
+                ..DesignOptions::default()
+            };
+            crate::plan::design(&options, &taxonomy)?.n_items()
+        }
+    };
+    let corpus = config
+        .corpus
+        .as_ref()
+        .context("a run config for `hierarag run` needs a [corpus] table")?;
+    let mut spec = corpus.spec();
+    let mut fetched_sample = true;
+    for input in &mut spec.inputs {
+        if input == crate::corpus::WIKI_SAMPLE_NAME && !Path::new(input).exists() {
+            let path = hierarag_assets::wiki_sample_path(&hierarag_assets::Store::from_env()?);
+            fetched_sample = path.exists();
+            *input = path.to_string_lossy().into_owned();
+        }
+    }
+    let (doc_words, doc_words_source) = match spec.mean_words(ESTIMATE_DOCUMENTS) {
+        Some((mean, n)) => (mean, format!("the mean of the corpus' first {n} documents")),
+        None if !fetched_sample => (
+            WIKI_SAMPLE_MEAN_WORDS,
+            "the Wikipedia sample's mean, which is not fetched yet".to_owned(),
+        ),
+        None => (
+            500.0,
+            "assumed: the corpus could not be read on this machine".to_owned(),
+        ),
+    };
+    // The filter's reject rate in an earlier pass of this run directory.
+    let run = RunDir::new(&config.run.dir);
+    let reject_rate = if run.benchmark().exists() && config.run.benchmark.is_none() {
+        let records: Vec<serde_json::Value> = read_records(&run.benchmark())?;
+        let count = |key: &str| -> u64 {
+            records
+                .iter()
+                .filter_map(|r| r["filter"][key].as_u64())
+                .sum()
+        };
+        let (passed, judged) = (count("passed"), count("judged"));
+        (judged > 0).then(|| 1.0 - passed as f64 / judged as f64)
+    } else {
+        None
+    };
+    let human_questions = match &config.human {
+        Some(human) => {
+            let text = std::fs::read_to_string(&human.file)
+                .with_context(|| format!("[human] file {}: cannot read", human.file.display()))?;
+            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+            match human.format() {
+                crate::config::HumanFormat::Csv => lines.saturating_sub(1),
+                crate::config::HumanFormat::Jsonl => lines,
+            }
+        }
+        None => 0,
+    };
+    let shape = Shape {
+        questions,
+        given_benchmark: config.run.benchmark.is_some(),
+        doc_words,
+        doc_words_source,
+        reject_rate,
+        human_questions,
+    };
+    Ok(hierarag_config::estimate::estimate(
+        config, &taxonomy, &shape,
+    ))
+}
+
 /// Puts the `[run] benchmark` file into the run directory (once: the same bytes already there
 /// are kept, different ones are refused) with the taxonomy beside it.
 fn given_benchmark(

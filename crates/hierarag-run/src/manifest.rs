@@ -25,6 +25,10 @@ pub struct Manifest {
     /// Stage name → what its last completed pass did, in pipeline order of first run.
     #[serde(default)]
     pub stages: BTreeMap<String, StageRecord>,
+    /// What the run was estimated to cost when it started (`hierarag run --dry-run` prints
+    /// the same), to set beside what the stages' `usage` spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<hierarag_config::estimate::RunEstimate>,
 }
 
 /// One stage's last pass.

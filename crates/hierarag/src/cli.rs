@@ -618,6 +618,11 @@ pub struct RunArgs {
     /// the response cache while the server is down.
     #[arg(long)]
     pub no_check_endpoints: bool,
+    /// Print what the run will cost, per role (calls, prompt and completion tokens, price at
+    /// the config's prices) with the assumptions, and stop: nothing is fetched, indexed,
+    /// called or written.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `hierarag generate`.

@@ -130,6 +130,32 @@ pub fn run_summary(outcome: &RunOutcome) -> anyhow::Result<()> {
             )
         }
     )?;
+    // What the run was estimated to cost beside what its stages spent.
+    let manifest = hierarag_run::Manifest::load(run)?;
+    if let Some(estimate) = &manifest.estimate {
+        let usage = manifest
+            .stages
+            .values()
+            .flat_map(|s| &s.usage)
+            .filter(|u| u.role != "embeddings");
+        let (mut calls, mut cost, mut priced) = (0, 0.0, false);
+        for u in usage {
+            calls += u.summary.requests;
+            if let Some(c) = u.cost {
+                cost += c;
+                priced = true;
+            }
+        }
+        let price = |c: Option<f64>| c.map_or_else(String::new, |c| format!(", {c:.2}"));
+        writeln!(
+            out,
+            "LLM calls: estimated {}{} at the start, made {calls}{} (cache hits included; \
+manifest.json has both per role)",
+            estimate.calls,
+            price(estimate.cost),
+            price(priced.then_some(cost))
+        )?;
+    }
     Ok(())
 }
 
@@ -529,6 +555,46 @@ pub fn ppi_differences(ppi: &hierarag_annotate::JudgePpi) -> anyhow::Result<()> 
                 row.n_rated
             )?;
         }
+    }
+    Ok(())
+}
+
+/// A run's cost estimate: one row per role, the total, the assumptions.
+pub fn estimate(estimate: &hierarag_run::config::estimate::RunEstimate) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let price = |cost: Option<f64>| cost.map_or_else(|| "–".to_owned(), |c| format!("{c:.2}"));
+    writeln!(
+        out,
+        "{:<16} {:<12} {:<28} {:>9} {:>14} {:>14} {:>10}",
+        "role", "system", "model", "calls", "prompt tok", "completion tok", "price"
+    )?;
+    for role in &estimate.roles {
+        writeln!(
+            out,
+            "{:<16} {:<12} {:<28} {:>9} {:>14} {:>14} {:>10}",
+            role.role,
+            role.system.as_deref().unwrap_or(""),
+            role.model,
+            role.calls,
+            role.prompt_tokens,
+            role.completion_tokens,
+            price(role.cost)
+        )?;
+    }
+    writeln!(
+        out,
+        "{:<16} {:<12} {:<28} {:>9} {:>14} {:>14} {:>10}",
+        "total",
+        "",
+        "",
+        estimate.calls,
+        estimate.prompt_tokens,
+        estimate.completion_tokens,
+        price(estimate.cost)
+    )?;
+    writeln!(out, "\nassumptions:")?;
+    for line in &estimate.assumptions {
+        writeln!(out, "  - {line}")?;
     }
     Ok(())
 }

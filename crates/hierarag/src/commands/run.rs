@@ -14,6 +14,11 @@ pub fn run(args: &RunArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.dir {
         config.run.dir = dir.clone();
     }
+    if args.dry_run {
+        let estimate = chain::estimate(&config, &args.config)?;
+        crate::printer::printed(tables::estimate(&estimate))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let _lock = hierarag_run::RunDir::new(&config.run.dir).lock()?;
     let options = RunOptions {
         config_path: args.config.clone(),

@@ -1442,3 +1442,134 @@ fn a_run_answers_a_given_benchmark_instead_of_generating_one() {
         "{stderr}"
     );
 }
+
+/// `hierarag run --dry-run` prints every role's calls, tokens and price and writes nothing;
+/// the run puts the same estimate into its manifest, and its stages spend the calls estimated
+/// (the mock's filter rejects one candidate in three, so every item passes at its first
+/// attempt); after the run, a second estimate reads the filter's reject rate from it.
+#[test]
+fn a_dry_run_estimates_the_calls_the_run_makes() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let run_dir = dir.path().join("priced");
+    let config = write_config(dir.path(), &corpus, &base_url, &run_dir);
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "concurrency = 4\n",
+        "concurrency = 4\nprice_prompt_per_mtok = 3.0\nprice_completion_per_mtok = 15.0\n",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    let out = hierarag()
+        .args(["run", "--dry-run"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!run_dir.exists(), "a dry run writes nothing");
+    let row = |role: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(role))
+            .unwrap_or_else(|| panic!("no {role} row in {stdout}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    for role in ["generator", "filter"] {
+        assert_eq!(row(role)[3], "24", "{stdout}");
+    }
+    assert_eq!(row("answerer")[1], "main");
+    assert_eq!(row("answerer")[4], "24", "{stdout}");
+    assert!(
+        stdout.contains("the mean of the corpus' first 40 documents"),
+        "{stdout}"
+    );
+
+    let out = run_to_end(&config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
+    let estimate = &manifest["estimate"];
+    let estimated = |role: &str| -> &Value {
+        estimate["roles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["role"] == role)
+            .unwrap()
+    };
+    let spent = |stage: &str, role: &str| -> u64 {
+        manifest["stages"][stage]["usage"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["role"] == role)
+            .unwrap()["requests"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(
+        estimated("generator")["calls"],
+        spent("generate", "generator")
+    );
+    assert_eq!(estimated("filter")["calls"], spent("generate", "filter"));
+    assert_eq!(estimated("answerer")["calls"], spent("answer", "answerer"));
+    // The price: tokens at 3 and 15 a million.
+    let generator = estimated("generator");
+    let cost = (generator["prompt_tokens"].as_f64().unwrap() * 3.0
+        + generator["completion_tokens"].as_f64().unwrap() * 15.0)
+        / 1e6;
+    assert!((generator["cost"].as_f64().unwrap() - cost).abs() < 1e-12);
+
+    // Run again: the filter's measured reject rate is an assumption now.
+    let out = hierarag()
+        .args(["run", "--dry-run"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("the filter rejected 33% of candidates in this run's earlier pass"),
+        "{stdout}"
+    );
+}
+
+/// The quickstart's estimate needs nothing fetched: with an empty asset store it prints the
+/// Wikipedia sample's measured mean, and the store stays empty.
+#[test]
+fn the_quickstart_dry_run_fetches_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let out = hierarag()
+        .env("HIERARAG_HOME", home.path())
+        .current_dir(hierarag_test_support::workspace_root())
+        .args(["run", "examples/quickstart.toml", "--dry-run", "--dir"])
+        .arg(home.path().join("run"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "generator",
+        "filter",
+        "answerer         bm25",
+        "answerer         hybrid",
+        "the Wikipedia sample's mean, which is not fetched yet",
+    ] {
+        assert!(stdout.contains(needle), "{needle} not in {stdout}");
+    }
+    assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
+}
