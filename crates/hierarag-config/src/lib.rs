@@ -62,6 +62,22 @@ pub struct RunConfig {
     /// A human-written benchmark answered beside the generated one (`[human]`): imported,
     /// tagged, answered by the same systems and set beside it in `validity.json`.
     pub human: Option<HumanSection>,
+    /// A limit on what the run spends (`[budget]`); not recorded in the manifest's config, so
+    /// that a run stopped by it continues with a larger one.
+    pub budget: Option<BudgetSection>,
+}
+
+/// `[budget]`: the most a run directory may spend, over all its runs; a call that would pass
+/// it is not sent and the run stops there.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSection {
+    /// In the currency of the roles' `price_*_per_mtok`.
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+    /// Prompt and completion tokens of every chat call together.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
 }
 
 /// `[human]`: a benchmark of questions people wrote, in a file `hierarag import` reads (JSONL
@@ -737,6 +753,7 @@ const TABLES: &[&str] = &[
     "embeddings",
     "system",
     "human",
+    "budget",
 ];
 
 fn is_default_dense(settings: &&DenseSettings) -> bool {
@@ -1335,6 +1352,16 @@ with a reason)",
             };
         let systems = systems_of(&mut document)?;
         let human: Option<HumanSection> = document.typed("human")?;
+        let budget: Option<BudgetSection> = document.typed("budget")?;
+        if let Some(budget) = &budget
+            && budget.max_cost.is_none()
+            && budget.max_tokens.is_none()
+        {
+            bail!(
+                "{}: [budget] needs max_cost or max_tokens (or both)",
+                path.display()
+            );
+        }
         document.finish()?;
 
         let role_concurrency = |role: &Option<LlmConfig>| role.as_ref().unwrap_or(&llm).concurrency;
@@ -1379,6 +1406,7 @@ with a reason)",
             embeddings,
             systems,
             human,
+            budget,
         })
     }
 

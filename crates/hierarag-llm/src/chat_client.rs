@@ -2,9 +2,10 @@
 //! shared attempt loop behind.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::anthropic::AnthropicChat;
+use crate::budget::{Budget, Prices};
 use crate::cache::{ResponseCache, chat_key};
 use crate::config::{ChatBackendKind, ClientSettings, LlmConfig};
 use crate::dispatch::Dispatcher;
@@ -38,6 +39,8 @@ pub struct ChatClient {
 struct Inner {
     dispatcher: Dispatcher<dyn ChatBackend>,
     cache: Option<ResponseCache>,
+    /// The run's spending limit and this client's prices, when the run has a `[budget]`.
+    budget: OnceLock<(Arc<Budget>, Prices)>,
 }
 
 impl ChatClient {
@@ -63,8 +66,16 @@ impl ChatClient {
                     &model,
                 ),
                 cache,
+                budget: OnceLock::new(),
             }),
         })
+    }
+
+    /// Counts this client's calls against `budget` at `prices`: a call that would pass it is
+    /// not sent, and the client stops as after a refusal ([`ChatClient::refusal`]). Set once;
+    /// later calls are ignored.
+    pub fn set_budget(&self, budget: Arc<Budget>, prices: Prices) {
+        let _ = self.inner.budget.set((budget, prices));
     }
 
     /// A client for an `openai` or `anthropic` `[llm]` table: one backend per base URL, the API
@@ -153,14 +164,30 @@ impl ChatClient {
                 attempts: 0,
             });
         }
-        let (mut completion, stats) = self
+        let budget = self.inner.budget.get();
+        let reservation = match budget {
+            Some((budget, prices)) => Some(
+                budget
+                    .reserve(request, prices)
+                    .map_err(|reason| LlmError::Budget { reason })?,
+            ),
+            None => None,
+        };
+        let result = self
             .inner
             .dispatcher
             .call(
                 |backend| backend.endpoint().to_string(),
                 |backend| Box::pin(async move { backend.complete(request).await }),
             )
-            .await?;
+            .await;
+        if let (Some((budget, prices)), Some(reservation)) = (budget, reservation) {
+            let (prompt, completion) = result.as_ref().map_or((0, 0), |(c, _)| {
+                (c.usage.prompt_tokens, c.usage.completion_tokens)
+            });
+            budget.settle(reservation, prompt, completion, prices);
+        }
+        let (mut completion, stats) = result?;
         completion.usage.latency_ms = stats.elapsed.as_secs_f64() * 1000.0;
         usage.tokens(
             completion.usage.prompt_tokens,
@@ -206,7 +233,12 @@ impl ChatClient {
     /// The refusal (HTTP 401, 403 or 404) that stopped this client, if an endpoint sent one:
     /// after it, every call fails at once without a request, so a stage stops too.
     pub fn refusal(&self) -> Option<LlmError> {
-        self.inner.dispatcher.refusal()
+        self.inner.dispatcher.refusal().or_else(|| {
+            let (budget, _) = self.inner.budget.get()?;
+            budget.stopped().map(|reason| LlmError::Budget {
+                reason: reason.to_owned(),
+            })
+        })
     }
 }
 

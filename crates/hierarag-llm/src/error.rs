@@ -45,6 +45,10 @@ key, the model name and the base URL)"
         endpoint: String,
         reason: String,
     },
+    /// The run's `[budget]` would be passed by this call: it was not sent, and the client sends
+    /// no further request.
+    #[error("{reason}")]
+    Budget { reason: String },
     /// The response cache could not be opened, read or written.
     #[error("response cache {}: {message}", path.display())]
     Cache { path: PathBuf, message: String },
@@ -86,7 +90,9 @@ impl hierarag_fs::Blame for LlmError {
     fn fault(&self) -> hierarag_fs::Fault {
         use hierarag_fs::Fault;
         match self {
-            LlmError::Call { .. } | LlmError::Cache { .. } => Fault::Internal,
+            LlmError::Call { .. } | LlmError::Cache { .. } | LlmError::Budget { .. } => {
+                Fault::Internal
+            }
             LlmError::Refused { .. } | LlmError::Reply { .. } | LlmError::Config(_) => Fault::Input,
         }
     }

@@ -56,6 +56,7 @@
 //! ```
 
 mod anthropic;
+mod budget;
 mod cache;
 mod chat_client;
 mod config;
@@ -73,6 +74,7 @@ mod types;
 mod usage;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat};
+pub use budget::{Budget, Prices, Reservation};
 pub use cache::{ResponseCache, chat_cache_key, embed_text_key, reply_cache_key};
 pub use chat_client::{ChatClient, Reply};
 pub use config::{

@@ -136,6 +136,21 @@ pub fn run(
             None
         }
     };
+    // [budget]: what this directory's earlier runs spent counts.
+    let budget = match &config.budget {
+        Some(limit) => {
+            let spent = Manifest::load(&run)?.spent;
+            let human = Manifest::load(&run.human())?.spent;
+            Some(std::sync::Arc::new(hierarag_llm::Budget::new(
+                limit.max_cost,
+                limit.max_tokens,
+                spent.cost + human.cost,
+                spent.tokens + human.tokens,
+            )))
+        }
+        None => None,
+    };
+    crate::models::set_budget(root, budget);
     Manifest::update(&run, |manifest| {
         manifest.config = comparable(config);
         manifest.seed = config.run.seed;

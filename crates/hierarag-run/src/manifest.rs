@@ -29,6 +29,25 @@ pub struct Manifest {
     /// the same), to set beside what the stages' `usage` spent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<hierarag_config::estimate::RunEstimate>,
+    /// What every pass of every stage in this directory spent on chat calls, added up (a
+    /// stage's `usage` is its last pass only): what `[budget]` counts as spent already.
+    #[serde(default, skip_serializing_if = "Spent::is_zero")]
+    pub spent: Spent,
+}
+
+/// Chat calls' cost and tokens, added up over passes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spent {
+    /// In the currency of the configured prices (0 where none is set).
+    pub cost: f64,
+    /// Prompt and completion tokens.
+    pub tokens: u64,
+}
+
+impl Spent {
+    fn is_zero(&self) -> bool {
+        *self == Spent::default()
+    }
 }
 
 /// One stage's last pass.

@@ -1,14 +1,14 @@
 //! Model clients for a run config: servers from their URLs, the embedded models from the
 //! asset store (fetched on first use), and the check of every endpoint before a run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use hierarag_assets::{MINILM, SMOLLM2, Store};
 use hierarag_llm::{
-    CacheSetting, ChatBackend, ChatBackendKind, ChatClient, EmbedBackendKind, Embedder,
-    EmbeddingsConfig, LlmConfig,
+    Budget, CacheSetting, ChatBackend, ChatBackendKind, ChatClient, EmbedBackendKind, Embedder,
+    EmbeddingsConfig, LlmConfig, Prices,
 };
 use hierarag_models::minilm::MiniLm;
 use hierarag_smollm2::{LoadOptions, SmolLm2};
@@ -16,17 +16,51 @@ use hierarag_smollm2::{LoadOptions, SmolLm2};
 use crate::config::{RunConfig, SystemKind};
 use hierarag_pipeline::Reporter;
 
-/// A chat client for `config`, its response cache resolved against `run_dir`.
+/// The budgets of the run directories of this process (`[budget]`), by directory.
+static BUDGETS: Mutex<Vec<(PathBuf, Arc<Budget>)>> = Mutex::new(Vec::new());
+
+/// Counts every chat client made for `run_dir` (and the directories under it, such as
+/// `human/`) against `budget` from now on; `None` lifts the directory's budget.
+pub fn set_budget(run_dir: &Path, budget: Option<Arc<Budget>>) {
+    let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    budgets.retain(|(dir, _)| dir != run_dir);
+    if let Some(budget) = budget {
+        budgets.push((run_dir.to_path_buf(), budget));
+    }
+}
+
+/// The budget `run_dir`'s clients count against, if any.
+pub fn budget_of(run_dir: &Path) -> Option<Arc<Budget>> {
+    let budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    budgets
+        .iter()
+        .find(|(dir, _)| run_dir.starts_with(dir))
+        .map(|(_, budget)| budget.clone())
+}
+
+/// A chat client for `config`, its response cache resolved against `run_dir`, counted against
+/// the directory's budget when it has one.
 pub fn chat_client(
     config: &LlmConfig,
     run_dir: &Path,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<ChatClient> {
-    if config.backend != ChatBackendKind::Embedded {
-        return Ok(ChatClient::from_config(config, run_dir)?);
+    let client = if config.backend != ChatBackendKind::Embedded {
+        ChatClient::from_config(config, run_dir)?
+    } else {
+        let backend = embedded_chat_backend(reporter)?;
+        ChatClient::new(vec![backend], &config.settings(run_dir))?
+    };
+    if let Some(budget) = budget_of(run_dir) {
+        client.set_budget(
+            budget,
+            Prices {
+                prompt_per_mtok: config.price_prompt_per_mtok.unwrap_or(0.0),
+                completion_per_mtok: config.price_completion_per_mtok.unwrap_or(0.0),
+            },
+        );
     }
-    let backend = embedded_chat_backend(reporter)?;
-    Ok(ChatClient::new(vec![backend], &config.settings(run_dir))?)
+    Ok(client)
 }
 
 /// SmolLM2-135M-Instruct in process, fetched into the asset store on first use and loaded

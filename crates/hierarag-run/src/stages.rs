@@ -23,7 +23,7 @@ use hierarag_rag::{
 
 use crate::config::{CommandSystemConfig, FileSystem, HttpSystemConfig, RunConfig};
 use crate::layout::{RunDir, SystemDir};
-use crate::manifest::{Manifest, OutputFile, StageRecord, StageUsage, now_unix_s};
+use crate::manifest::{Manifest, OutputFile, Spent, StageRecord, StageUsage, now_unix_s};
 use crate::models::{chat_client, embedder};
 use hierarag_pipeline::{Reporter, StageProgress};
 
@@ -124,7 +124,16 @@ impl<'a> StageRun<'a> {
                 .outputs
                 .insert(file_name(path), OutputFile { sha256, records });
         }
+        let spent = record.usage.iter().filter(|u| u.role != "embeddings").fold(
+            Spent::default(),
+            |sum, u| Spent {
+                cost: sum.cost + u.cost.unwrap_or(0.0),
+                tokens: sum.tokens + u.summary.prompt_tokens + u.summary.completion_tokens,
+            },
+        );
         Manifest::update(self.run, |manifest| {
+            manifest.spent.cost += spent.cost;
+            manifest.spent.tokens += spent.tokens;
             manifest.stages.insert(self.key, record);
         })?;
         Ok(())

@@ -26,6 +26,27 @@ pub fn run(args: &RunArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         check_endpoints: !args.no_check_endpoints,
     };
     let outcome = chain::run(&config, &options, &printer)?;
+    if let Some(stage) = outcome.stopped_at
+        && let Some(budget) = hierarag_run::models::budget_of(&config.run.dir)
+        && let Some(reason) = budget.stopped()
+    {
+        let (cost, tokens) = budget.spent();
+        let reason = reason.trim_start_matches("budget: ");
+        let left = outcome
+            .stages
+            .iter()
+            .rev()
+            .find(|(name, _)| *name == stage)
+            .map_or(0, |(_, o)| o.items.saturating_sub(o.resumed + o.written));
+        eprintln!(
+            "run stopped at {stage} by its [budget]: {reason}. Spent in this directory so far: \
+{cost:.4} and {tokens} tokens. Left to do: {left} item{} of {stage}, then {}. Every finished \
+record is kept: rerun with a larger [budget] to go on where it stopped.",
+            if left == 1 { "" } else { "s" },
+            chain::stages_after(stage, &config).join(", ")
+        );
+        return Ok(ExitCode::from(1));
+    }
     if let Some(stage) = outcome.stopped_at {
         // The stage has said why it stopped.
         eprintln!(

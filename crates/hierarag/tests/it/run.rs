@@ -28,7 +28,16 @@ pub(crate) fn start_mock(delay_ms: u64) -> String {
     server.v1()
 }
 
+thread_local! {
+    /// The prompt tokens of the request the mock is answering on this thread: its words × 1.35.
+    static PROMPT_TOKENS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A chat completion whose usage counts the request's and the reply's words × 1.35, as a
+/// server's tokenizer would roughly.
 fn reply(text: String) -> Reply {
+    let prompt = PROMPT_TOKENS.with(std::cell::Cell::get);
+    let completion = (text.split_whitespace().count() as f64 * 1.35).round() as u64;
     Reply::json(
         200,
         json!({
@@ -37,7 +46,8 @@ fn reply(text: String) -> Reply {
             "model": "mock-1",
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion}
         }),
     )
 }
@@ -53,6 +63,17 @@ fn words_after<'a>(text: &'a str, marker: &str, n: usize) -> Vec<&'a str> {
 
 fn chat(body: &Value) -> Reply {
     let messages = body["messages"].as_array().unwrap();
+    let words: usize = messages
+        .iter()
+        .map(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .sum();
+    PROMPT_TOKENS.with(|p| p.set((words as f64 * 1.35).round() as u64));
     let system = messages[0]["content"].as_str().unwrap_or("");
     let user = messages.last().unwrap()["content"].as_str().unwrap_or("");
     // Only generation fails on the marked document (answers may still retrieve it).
@@ -1572,4 +1593,72 @@ fn the_quickstart_dry_run_fetches_nothing() {
         assert!(stdout.contains(needle), "{needle} not in {stdout}");
     }
     assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
+}
+
+/// `[budget]`: a run whose budget is half of what the whole run costs stops at the call that
+/// would pass it (what was spent never passes it), exits 1 naming the budget and what is left,
+/// and keeps its records; the rerun with a larger budget goes on where it stopped and ends with
+/// the same files as a run that was never stopped.
+#[test]
+fn a_run_stops_at_its_budget_and_a_larger_one_finishes_it() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let priced = |run_dir: &Path, budget: Option<f64>| -> PathBuf {
+        let config = write_config(dir.path(), &corpus, &base_url, run_dir);
+        let mut text = std::fs::read_to_string(&config).unwrap().replacen(
+            "concurrency = 4\n",
+            "concurrency = 4\nprice_prompt_per_mtok = 3.0\n",
+            1,
+        );
+        if let Some(max_cost) = budget {
+            text.push_str(&format!("\n[budget]\nmax_cost = {max_cost}\n"));
+        }
+        std::fs::write(&config, text).unwrap();
+        config
+    };
+    let spent = |run_dir: &Path| -> f64 {
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
+        manifest["spent"]["cost"].as_f64().unwrap()
+    };
+    let straight = dir.path().join("straight");
+    let out = run_to_end(&priced(&straight, None));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let whole = spent(&straight);
+    assert!(whole > 0.0);
+
+    let budgeted = dir.path().join("budgeted");
+    let half = whole / 2.0;
+    let out = run_to_end(&priced(&budgeted, Some(half)));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("by its [budget]"), "{stderr}");
+    assert!(stderr.contains("would pass [budget] max_cost"), "{stderr}");
+    assert!(stderr.contains("Left to do:"), "{stderr}");
+    let stopped_at = spent(&budgeted);
+    assert!(
+        stopped_at > 0.0 && stopped_at <= half,
+        "spent {stopped_at} of {half}"
+    );
+    // It stopped in the middle: some questions were generated and kept, not all.
+    let done = lines(&budgeted.join("benchmark.jsonl"));
+    assert!(done > 0 && done < 24, "{done} questions before the stop");
+
+    // A larger budget: it goes on, and ends where the straight run ended.
+    let out = run_to_end(&priced(&budgeted, Some(whole * 10.0)));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in OUTPUTS {
+        let a = std::fs::read(straight.join(file)).unwrap();
+        let b = std::fs::read(budgeted.join(file)).unwrap();
+        assert!(a == b, "{file} differs after the budget stop and the rerun");
+    }
 }
