@@ -61,6 +61,7 @@ impl ChatBackend for Scripted {
                 usage: Usage {
                     prompt_tokens: 10,
                     completion_tokens: 5,
+                    cached_prompt_tokens: 0,
                     latency_ms: 1.0,
                 },
             })

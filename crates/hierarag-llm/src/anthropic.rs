@@ -110,10 +110,15 @@ struct ContentBlock {
 
 #[derive(Deserialize)]
 struct TokenUsage {
+    /// The input after the last cache breakpoint (neither read from nor written to the cache).
     #[serde(default)]
     input_tokens: u64,
     #[serde(default)]
     output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
 }
 
 impl ChatBackend for AnthropicChat {
@@ -150,13 +155,20 @@ impl ChatBackend for AnthropicChat {
             let usage = response.usage.unwrap_or(TokenUsage {
                 input_tokens: 0,
                 output_tokens: 0,
+                cache_read_input_tokens: 0,
+                cache_creation_input_tokens: 0,
             });
             Ok(Completion {
                 text,
                 finish_reason: response.stop_reason,
                 usage: Usage {
-                    prompt_tokens: usage.input_tokens,
+                    // The whole prompt, as OpenAI counts it: written to the cache, read
+                    // from it, and neither.
+                    prompt_tokens: usage.input_tokens
+                        + usage.cache_read_input_tokens
+                        + usage.cache_creation_input_tokens,
                     completion_tokens: usage.output_tokens,
+                    cached_prompt_tokens: usage.cache_read_input_tokens,
                     latency_ms: 0.0,
                 },
             })

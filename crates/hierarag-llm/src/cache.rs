@@ -158,6 +158,7 @@ impl ResponseCache {
                         usage: Usage {
                             prompt_tokens: row.get::<_, i64>(2)? as u64,
                             completion_tokens: row.get::<_, i64>(3)? as u64,
+                            cached_prompt_tokens: 0,
                             latency_ms: row.get(4)?,
                         },
                     })
@@ -583,6 +584,7 @@ mod tests {
             usage: Usage {
                 prompt_tokens: 3,
                 completion_tokens: 1,
+                cached_prompt_tokens: 0,
                 latency_ms: 12.5,
             },
         };

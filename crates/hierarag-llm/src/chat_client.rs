@@ -192,6 +192,7 @@ impl ChatClient {
         usage.tokens(
             completion.usage.prompt_tokens,
             completion.usage.completion_tokens,
+            completion.usage.cached_prompt_tokens,
         );
         if let (Some(cache), Some(key)) = (&self.inner.cache, &key) {
             cache

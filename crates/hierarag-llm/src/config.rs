@@ -154,6 +154,11 @@ pub struct LlmConfig {
     /// Price of a million completion tokens.
     #[serde(default)]
     pub price_completion_per_mtok: Option<f64>,
+    /// Price of a million prompt tokens read from the provider's prompt cache [default: the
+    /// prompt price]. Left out of the manifest while unset, so that runs from before it
+    /// existed record the same config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_cached_prompt_per_mtok: Option<f64>,
 }
 
 /// The `[embeddings]` table of a run config.
@@ -241,6 +246,7 @@ impl LlmConfig {
             cache: default_cache(),
             price_prompt_per_mtok: None,
             price_completion_per_mtok: None,
+            price_cached_prompt_per_mtok: None,
         }
     }
 
@@ -260,6 +266,10 @@ impl LlmConfig {
         for (field, price) in [
             ("price_prompt_per_mtok", self.price_prompt_per_mtok),
             ("price_completion_per_mtok", self.price_completion_per_mtok),
+            (
+                "price_cached_prompt_per_mtok",
+                self.price_cached_prompt_per_mtok,
+            ),
         ] {
             if price.is_some_and(|p| !(p >= 0.0 && p.is_finite())) {
                 return Err(ConfigError::new(
@@ -308,7 +318,10 @@ impl LlmConfig {
         if self.price_prompt_per_mtok.is_none() && self.price_completion_per_mtok.is_none() {
             return None;
         }
-        let prompt = self.price_prompt_per_mtok.unwrap_or(0.0) * usage.prompt_tokens as f64;
+        let price = self.price_prompt_per_mtok.unwrap_or(0.0);
+        let cached = usage.cached_prompt_tokens.min(usage.prompt_tokens);
+        let prompt = price * (usage.prompt_tokens - cached) as f64
+            + self.price_cached_prompt_per_mtok.unwrap_or(price) * cached as f64;
         let completion =
             self.price_completion_per_mtok.unwrap_or(0.0) * usage.completion_tokens as f64;
         Some((prompt + completion) / 1e6)

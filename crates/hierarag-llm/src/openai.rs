@@ -133,6 +133,15 @@ struct TokenUsage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+/// The part of the prompt the server read from its prompt cache.
+#[derive(Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 impl ChatBackend for OpenAiChat {
@@ -169,6 +178,7 @@ impl ChatBackend for OpenAiChat {
             let usage = response.usage.unwrap_or(TokenUsage {
                 prompt_tokens: 0,
                 completion_tokens: 0,
+                prompt_tokens_details: None,
             });
             Ok(Completion {
                 text: choice.message.content.unwrap_or_default(),
@@ -176,6 +186,9 @@ impl ChatBackend for OpenAiChat {
                 usage: Usage {
                     prompt_tokens: usage.prompt_tokens,
                     completion_tokens: usage.completion_tokens,
+                    cached_prompt_tokens: usage
+                        .prompt_tokens_details
+                        .map_or(0, |d| d.cached_tokens),
                     latency_ms: 0.0,
                 },
             })

@@ -104,6 +104,10 @@ pub fn f32_json(value: f32) -> serde_json::Value {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those the provider read from its prompt cache (OpenAI's
+    /// `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_prompt_tokens: u64,
     /// Wall time of the successful attempt, in milliseconds.
     pub latency_ms: f64,
 }
@@ -183,3 +187,9 @@ pub trait EmbedBackend: Send + Sync + fmt::Debug {
     /// One attempt: one vector per text, in order.
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, CallError>>;
 }
+
+/// For `skip_serializing_if`: a count that is 0 is left out.
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+

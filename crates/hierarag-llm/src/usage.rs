@@ -29,6 +29,10 @@ pub struct UsageSummary {
     /// Tokens of the calls made; cache hits cost nothing and are not counted.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those the provider read from its prompt cache (priced at
+    /// `price_cached_prompt_per_mtok`).
+    #[serde(default, skip_serializing_if = "crate::types::is_zero")]
+    pub cached_prompt_tokens: u64,
     /// Wall time spent in calls (every attempt), in milliseconds.
     pub latency_ms: f64,
 }
@@ -53,11 +57,11 @@ impl fmt::Display for UsageSummary {
         )?;
         // A service that is not a model server (`http`) counts no tokens.
         if self.backend != "http" {
-            write!(
-                f,
-                "{} prompt + {} completion tokens, ",
-                self.prompt_tokens, self.completion_tokens
-            )?;
+            write!(f, "{} prompt", self.prompt_tokens)?;
+            if self.cached_prompt_tokens > 0 {
+                write!(f, " ({} cached)", self.cached_prompt_tokens)?;
+            }
+            write!(f, " + {} completion tokens, ", self.completion_tokens)?;
         }
         write!(f, "{:.1} s in calls", self.latency_ms / 1000.0)?;
         // The most frequent reason, so that a failing stage says why on its last line.
@@ -128,10 +132,11 @@ impl UsageRecorder {
         });
     }
 
-    pub(crate) fn tokens(&self, prompt_tokens: u64, completion_tokens: u64) {
+    pub(crate) fn tokens(&self, prompt_tokens: u64, completion_tokens: u64, cached: u64) {
         self.update(|s| {
             s.prompt_tokens += prompt_tokens;
             s.completion_tokens += completion_tokens;
+            s.cached_prompt_tokens += cached;
         });
     }
 
@@ -156,7 +161,7 @@ mod tests {
         recorder.cache_hit();
         recorder.attempt(Duration::from_millis(1500), false);
         recorder.attempt(Duration::from_millis(500), true);
-        recorder.tokens(10, 5);
+        recorder.tokens(10, 5, 0);
         recorder.failure("HTTP 500: boom");
         recorder.failure("HTTP 500: boom");
         recorder.failure("timed out");

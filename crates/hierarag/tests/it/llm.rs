@@ -47,3 +47,107 @@ fn ping_the_embedded_model_plain_and_structured() {
         "{structured}"
     );
 }
+
+/// An OpenAI chat completion whose prompt was partly read from the provider's prompt cache, in
+/// the documented format (`usage.prompt_tokens_details.cached_tokens`).
+const OPENAI_REPLY: &str = r#"{"id": "chatcmpl-1", "object": "chat.completion", "created": 1765000000,
+ "model": "gpt-test", "choices": [{"index": 0, "finish_reason": "stop",
+ "message": {"role": "assistant", "content": "Paris."}}],
+ "usage": {"prompt_tokens": 2000, "completion_tokens": 10, "total_tokens": 2010,
+           "prompt_tokens_details": {"cached_tokens": 1536}}}"#;
+
+/// An Anthropic message whose prompt was partly read from and partly written to the cache
+/// (`usage.cache_read_input_tokens`, `cache_creation_input_tokens`; `input_tokens` is the rest).
+const ANTHROPIC_REPLY: &str = r#"{"id": "msg_1", "type": "message", "role": "assistant",
+ "model": "claude-test", "content": [{"type": "text", "text": "Paris."}],
+ "stop_reason": "end_turn", "stop_sequence": null,
+ "usage": {"input_tokens": 300, "output_tokens": 10, "cache_read_input_tokens": 1500,
+           "cache_creation_input_tokens": 200}}"#;
+
+/// Prompt-cache usage from both APIs: the official `openai` and `anthropic` SDKs read the
+/// mock's replies and say how many prompt tokens came from the cache; the clients count the
+/// same, with the whole prompt as `prompt_tokens`, and the cost prices the cached tokens at
+/// `price_cached_prompt_per_mtok`.
+#[test]
+fn cached_prompt_tokens_from_both_apis_are_counted_and_priced_at_the_cached_rate() {
+    use hierarag_llm::{ChatBackendKind, ChatClient, ChatRequest, LlmConfig, Message};
+    use hierarag_test_support::mock::{MockServer, Reply};
+
+    let server = MockServer::serve(|path, _| match path {
+        "/v1/chat/completions" => Reply::json(200, serde_json::from_str(OPENAI_REPLY).unwrap()),
+        "/v1/messages" => Reply::json(200, serde_json::from_str(ANTHROPIC_REPLY).unwrap()),
+        _ => Reply::json(404, serde_json::json!({"error": {"message": "no route"}})),
+    });
+    let script = r#"
+import json, sys
+from anthropic.types import Message
+from openai.types.chat import ChatCompletion
+o = ChatCompletion.model_validate(json.loads(sys.argv[1]))
+a = Message.model_validate(json.loads(sys.argv[2]))
+print(json.dumps({"openai_prompt": o.usage.prompt_tokens,
+                  "openai_cached": o.usage.prompt_tokens_details.cached_tokens,
+                  "anthropic_prompt": a.usage.input_tokens + a.usage.cache_read_input_tokens
+                                      + a.usage.cache_creation_input_tokens,
+                  "anthropic_cached": a.usage.cache_read_input_tokens}))
+"#;
+    let output = std::process::Command::new(crate::support::peers_python())
+        .args(["-c", script, OPENAI_REPLY, ANTHROPIC_REPLY])
+        .output()
+        .expect("run the peers' Python (set HIERARAG_PEERS_PYTHON)");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sdk: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, base_url, model, prefix) in [
+        (ChatBackendKind::OpenAi, server.v1(), "gpt-test", "openai"),
+        (
+            ChatBackendKind::Anthropic,
+            server.root.clone(),
+            "claude-test",
+            "anthropic",
+        ),
+    ] {
+        let mut config = LlmConfig::new(backend, model);
+        config.base_urls = vec![base_url];
+        config.api_key_env = None;
+        config.cache = hierarag_llm::CacheSetting::Off;
+        config.price_prompt_per_mtok = Some(3.0);
+        config.price_cached_prompt_per_mtok = Some(0.3);
+        config.price_completion_per_mtok = Some(15.0);
+        let client = ChatClient::from_config(&config, dir.path()).unwrap();
+        let reply = runtime
+            .block_on(client.complete(&ChatRequest::new(vec![Message::user("Capital of France?")])))
+            .unwrap();
+        assert_eq!(reply.completion.text, "Paris.");
+        let usage = client.usage();
+        assert_eq!(
+            usage.prompt_tokens,
+            sdk[format!("{prefix}_prompt")],
+            "{prefix}"
+        );
+        assert_eq!(
+            usage.cached_prompt_tokens,
+            sdk[format!("{prefix}_cached")],
+            "{prefix}"
+        );
+        let cached = usage.cached_prompt_tokens as f64;
+        let expected = ((usage.prompt_tokens as f64 - cached) * 3.0
+            + cached * 0.3
+            + usage.completion_tokens as f64 * 15.0)
+            / 1e6;
+        assert!(
+            (config.cost(&usage).unwrap() - expected).abs() < 1e-15,
+            "{prefix}"
+        );
+        assert!(
+            usage
+                .to_string()
+                .contains(&format!("({} cached)", usage.cached_prompt_tokens))
+        );
+    }
+}
