@@ -192,4 +192,3 @@ pub trait EmbedBackend: Send + Sync + fmt::Debug {
 pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
-

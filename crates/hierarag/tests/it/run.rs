@@ -311,6 +311,22 @@ fn hierarag() -> StdCommand {
     command
 }
 
+/// `hierarag run CONFIG --dry-run`'s table, the command checked to succeed.
+fn dry_run(config: &Path) -> String {
+    let out = hierarag()
+        .args(["run", "--dry-run"])
+        .arg(config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 fn run_to_end(config: &Path) -> std::process::Output {
     hierarag().arg("run").arg(config).output().unwrap()
 }
@@ -1481,17 +1497,7 @@ fn a_dry_run_estimates_the_calls_the_run_makes() {
         1,
     );
     std::fs::write(&config, text).unwrap();
-    let out = hierarag()
-        .args(["run", "--dry-run"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = dry_run(&config);
     assert!(!run_dir.exists(), "a dry run writes nothing");
     let row = |role: &str| -> Vec<String> {
         stdout
@@ -1553,12 +1559,7 @@ fn a_dry_run_estimates_the_calls_the_run_makes() {
     assert!((generator["cost"].as_f64().unwrap() - cost).abs() < 1e-12);
 
     // Run again: the filter's measured reject rate is an assumption now.
-    let out = hierarag()
-        .args(["run", "--dry-run"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = dry_run(&config);
     assert!(
         stdout.contains("the filter rejected 33% of candidates in this run's earlier pass"),
         "{stdout}"
@@ -1661,4 +1662,57 @@ fn a_run_stops_at_its_budget_and_a_larger_one_finishes_it() {
         let b = std::fs::read(budgeted.join(file)).unwrap();
         assert!(a == b, "{file} differs after the budget stop and the rerun");
     }
+}
+
+/// The estimate of an rq2 design: as many generation and filter calls as `hierarag plan
+/// --dry-run` counts for the same design over the same corpus.
+#[test]
+fn the_estimate_of_an_rq2_design_has_the_plans_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let run_dir = dir.path().join("rq2");
+    let config = write_config(dir.path(), &corpus, "http://127.0.0.1:9/v1", &run_dir);
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "kind = \"rq1\"\nper_dimension = 6\n",
+        "kind = \"rq2\"\nper_level = 12\ndimensions = [\"qc\", \"lv\"]\n",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    let estimate = dry_run(&config);
+    let out = hierarag()
+        .args(["plan", "--dry-run", "--config"])
+        .arg(&config)
+        .arg("--corpus")
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{plan}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let planned: Vec<&str> = plan
+        .lines()
+        .find(|l| l.starts_with("LLM calls:"))
+        .unwrap_or_else(|| panic!("no LLM calls line in {plan}"))
+        .split_whitespace()
+        .collect();
+    // "LLM calls: G generation + F filter = T (before retries)"
+    let calls = |role: &str| -> String {
+        estimate
+            .lines()
+            .find(|l| l.starts_with(role))
+            .unwrap_or_else(|| panic!("no {role} row in {estimate}"))
+            .split_whitespace()
+            .nth(3)
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(calls("generator"), planned[2], "{estimate}\n{plan}");
+    assert_eq!(calls("filter"), planned[5], "{estimate}\n{plan}");
+    assert_eq!(
+        planned[2], "72",
+        "two dimensions, three levels, 12 items each: {plan}"
+    );
 }
