@@ -85,12 +85,17 @@ pub struct Means {
     pub ndcg_10: Option<f64>,
     pub recall_10: Option<f64>,
     pub mrr: Option<f64>,
+    /// NaN for an empty group (a factorial cell no question fills), written as `null`.
+    #[serde(deserialize_with = "nan_if_null")]
     pub cs: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub rouge1: f64,
     /// Mean sentence BLEU (0–100).
+    #[serde(deserialize_with = "nan_if_null")]
     pub bleu: f64,
     /// Corpus BLEU (0–100) over the group, when the texts were given.
     pub corpus_bleu: Option<f64>,
+    #[serde(deserialize_with = "nan_if_null")]
     pub refusal_rate: f64,
     /// The LLM judge's mean grades, over the questions it graded; absent when it graded none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,6 +132,9 @@ impl Means {
 /// replicates were degenerate).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
+    /// NaN where there is nothing to estimate (an empty factorial cell): written as `null`,
+    /// read back as NaN.
+    #[serde(deserialize_with = "nan_if_null")]
     pub value: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci: Option<[f64; 2]>,
@@ -413,7 +421,8 @@ pub struct Marginal {
     pub n: usize,
     /// n-weighted means over the cells of this category (the paper's "pooled").
     pub pooled: Means,
-    /// Unweighted mean of the cell means of the metric.
+    /// Unweighted mean of the cell means of the metric; NaN (`null`) when a cell is empty.
+    #[serde(deserialize_with = "nan_if_null")]
     pub unweighted: f64,
 }
 
@@ -439,4 +448,38 @@ pub struct Anova {
     pub interaction: AnovaTerm,
     pub residual_sum_sq: f64,
     pub residual_df: f64,
+}
+
+/// An `f64` that JSON wrote as `null` (serde_json writes NaN so) reads back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An empty factorial cell's NaN is written as `null` and read back (so that `hierarag
+    /// report` reads an analysis.json with one); a value round-trips exactly.
+    #[test]
+    fn an_estimate_of_nothing_round_trips_through_null() {
+        let empty = Estimate {
+            value: f64::NAN,
+            ci: None,
+        };
+        let json = serde_json::to_string(&empty).unwrap();
+        assert_eq!(json, r#"{"value":null}"#);
+        assert!(
+            serde_json::from_str::<Estimate>(&json)
+                .unwrap()
+                .value
+                .is_nan()
+        );
+        let some = Estimate {
+            value: 0.25,
+            ci: Some([0.125, 0.5]),
+        };
+        let back: Estimate = serde_json::from_str(&serde_json::to_string(&some).unwrap()).unwrap();
+        assert_eq!(back, some);
+    }
 }

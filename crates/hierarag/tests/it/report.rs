@@ -571,3 +571,59 @@ fn power_plans_an_rq2_run_and_prices_it() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--power"));
 }
+
+/// A set whose questions carry two categories that are not crossed in every combination (an
+/// imported benchmark can): the analysis treats it as factorial with empty cells, whose means
+/// are written as `null`, and the report reads that analysis.json back.
+#[test]
+fn an_analysis_with_empty_factorial_cells_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut benchmark = Vec::new();
+    let mut scores = Vec::new();
+    for (k, (coarse, medium)) in [
+        ("simple", "single_fact"),
+        ("simple", "multi_fact"),
+        ("complex", "comparative"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for i in 0..6 {
+            let id = format!("q-{medium}-{i}");
+            benchmark.push(json!({
+                "id": id, "question": format!("Question {i}?"), "answer": "ref", "doc_ids": [],
+                "design": "custom", "set": "qc",
+                "categories": [{"dimension": "qc", "level": "coarse", "category": coarse},
+                               {"dimension": "qc", "level": "medium", "category": medium}],
+                "persona": {}
+            }));
+            scores.push(
+                json!({"id": id, "ap": 0.5, "ndcg_10": 0.6, "recall_10": 1.0,
+                "rr": 0.5, "cs": 0.4 + 0.1 * k as f64 + 0.01 * i as f64, "rouge1": 0.3,
+                "bleu": 10.0, "refused": false}),
+            );
+        }
+    }
+    write_lines(&root.join("benchmark.jsonl"), &benchmark);
+    write_lines(&root.join("scores.jsonl"), &scores);
+    for args in [&["analyze", "-q"][..], &["report", "-q"]] {
+        let out = Command::cargo_bin("hierarag")
+            .unwrap()
+            .args(args)
+            .arg(root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let analysis = std::fs::read_to_string(root.join("analysis.json")).unwrap();
+    assert!(
+        analysis.contains("\"cs\": null"),
+        "an empty cell is written as null"
+    );
+    assert!(root.join("report.md").exists());
+}
