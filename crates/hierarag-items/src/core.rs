@@ -230,9 +230,17 @@ impl<'a> Table<'a> {
             .collect()
     }
 
-    /// System `s`'s largest error on `chosen` (infinite when a category has no question).
-    fn max_error(&self, s: usize, chosen: &[usize]) -> f64 {
-        self.means(s, chosen)
+    /// Every system's means of every group on `chosen` (`[system][group]`).
+    fn all_means(&self, chosen: &[usize]) -> Vec<Vec<f64>> {
+        (0..self.scores.len())
+            .map(|s| self.means(s, chosen))
+            .collect()
+    }
+
+    /// System `s`'s largest error, given every system's `means` on a set (infinite when a
+    /// category has no question in it).
+    fn max_error(&self, s: usize, means: &[Vec<f64>]) -> f64 {
+        means[s]
             .iter()
             .zip(&self.full[s])
             .map(|(core, full)| {
@@ -245,15 +253,13 @@ impl<'a> Table<'a> {
             .fold(0.0, f64::max)
     }
 
-    /// Whether system `s` keeps its order on `chosen` against each of `others` whose full mean
-    /// differs from its own by more than `tolerance`.
-    fn order_kept(&self, s: usize, others: &[usize], chosen: &[usize], tolerance: f64) -> bool {
+    /// Whether system `s` keeps its order, given every system's `means` on a set, against
+    /// each of `others` whose full mean differs from its own by more than `tolerance`.
+    fn order_kept(&self, s: usize, others: &[usize], means: &[Vec<f64>], tolerance: f64) -> bool {
         let overall = self.groups.len() - 1;
-        let core = |t: usize| self.means(t, chosen)[overall];
-        let mine = core(s);
         others.iter().filter(|&&t| t != s).all(|&t| {
             let full = self.full[s][overall] - self.full[t][overall];
-            full.abs() <= tolerance || (mine - core(t)) * full > 0.0
+            full.abs() <= tolerance || (means[s][overall] - means[t][overall]) * full > 0.0
         })
     }
 
@@ -274,14 +280,15 @@ impl<'a> Table<'a> {
                 if chosen.len() >= n {
                     return ((0..n).collect(), 0.0);
                 }
+                let means = self.all_means(&chosen);
                 let error = systems
                     .iter()
-                    .map(|&s| self.max_error(s, &chosen))
+                    .map(|&s| self.max_error(s, &means))
                     .fold(0.0, f64::max);
                 let fits = error <= settings.tolerance
                     && systems
                         .iter()
-                        .all(|&s| self.order_kept(s, systems, &chosen, settings.tolerance));
+                        .all(|&s| self.order_kept(s, systems, &means, settings.tolerance));
                 if fits {
                     fitting += 1;
                     if best.as_ref().is_none_or(|(_, e)| error < *e) {
@@ -319,11 +326,12 @@ pub fn core_set(
                 let others: Vec<usize> = all.iter().copied().filter(|&s| s != h).collect();
                 let seed = hierarag_stats::derive_seed(settings.seed, &systems[h].name);
                 let (set, _) = table.choose(&others, settings, seed);
+                let means = table.all_means(&set);
                 HeldOut {
                     system: systems[h].name.clone(),
                     n: set.len(),
-                    max_error: table.max_error(h, &set),
-                    order_kept: table.order_kept(h, &all, &set, settings.tolerance),
+                    max_error: table.max_error(h, &means),
+                    order_kept: table.order_kept(h, &all, &means, settings.tolerance),
                 }
             })
             .collect();
