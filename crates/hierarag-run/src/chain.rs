@@ -139,6 +139,24 @@ pub fn run(
     // [budget]: what this directory's earlier runs spent counts.
     let budget = match &config.budget {
         Some(limit) => {
+            let priced = [
+                config.generator_llm(),
+                config.filter_llm(),
+                config.answerer_llm(),
+                config.judge_llm(),
+                config.tagger_llm(),
+            ]
+            .iter()
+            .any(|llm| {
+                llm.price_prompt_per_mtok.is_some() || llm.price_completion_per_mtok.is_some()
+            });
+            if limit.max_tokens.is_none() && !priced {
+                reporter.warn(
+                    "[budget] max_cost is set but no role has a price (price_prompt_per_mtok, \
+price_completion_per_mtok): every call counts as free, so the budget never stops the run; set \
+the prices, or max_tokens",
+                );
+            }
             let spent = Manifest::load(&run)?.spent;
             let human = Manifest::load(&run.human())?.spent;
             Some(std::sync::Arc::new(hierarag_llm::Budget::new(

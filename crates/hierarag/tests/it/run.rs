@@ -1716,3 +1716,19 @@ fn the_estimate_of_an_rq2_design_has_the_plans_calls() {
         "two dimensions, three levels, 12 items each: {plan}"
     );
 }
+
+/// A `max_cost` with no price anywhere would never stop a run: the run says so at its start.
+#[test]
+fn a_budget_without_prices_is_said_to_count_nothing() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let config = write_config(dir.path(), &corpus, &base_url, &dir.path().join("free"));
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[budget]\nmax_cost = 1.0\n");
+    std::fs::write(&config, text).unwrap();
+    let out = run_to_end(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("every call counts as free"), "{stderr}");
+}
