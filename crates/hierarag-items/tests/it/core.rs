@@ -6,20 +6,13 @@
 use std::collections::HashMap;
 
 use hierarag_items::{CoreSettings, Question, SystemScores, core_set};
-use hierarag_records::CategoryRef;
 use hierarag_taxonomy::Granularity;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-const SKILL: [f64; 6] = [0.30, 0.38, 0.46, 0.54, 0.62, 0.70];
+use crate::category;
 
-fn category(dimension: &str, level: Granularity, name: String) -> CategoryRef {
-    CategoryRef {
-        dimension: dimension.into(),
-        level,
-        category: name,
-    }
-}
+const SKILL: [f64; 6] = [0.30, 0.38, 0.46, 0.54, 0.62, 0.70];
 
 /// 800 questions in two dimensions, each with 2 coarse and 4 medium categories; a question's
 /// score for a system is its skill, the category's and the question's difficulty, and noise.
@@ -41,22 +34,14 @@ fn simulated(systems: usize) -> (Vec<Question>, Vec<SystemScores>) {
         questions.push(Question {
             id,
             categories: vec![
-                category("qc", Granularity::Coarse, format!("qc{}", a / 2)),
-                category("qc", Granularity::Medium, format!("qc{a}")),
-                category("uc", Granularity::Coarse, format!("uc{}", b / 2)),
-                category("uc", Granularity::Medium, format!("uc{b}")),
+                category("qc", Granularity::Coarse, &format!("qc{}", a / 2)),
+                category("qc", Granularity::Medium, &format!("qc{a}")),
+                category("uc", Granularity::Coarse, &format!("uc{}", b / 2)),
+                category("uc", Granularity::Medium, &format!("uc{b}")),
             ],
         });
     }
-    let systems = rows
-        .into_iter()
-        .enumerate()
-        .map(|(s, scores)| SystemScores {
-            name: format!("s{s}"),
-            scores,
-        })
-        .collect();
-    (questions, systems)
+    (questions, crate::systems(rows))
 }
 
 fn settings() -> CoreSettings {

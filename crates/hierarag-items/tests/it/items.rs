@@ -16,11 +16,7 @@ use rand_chacha::ChaCha8Rng;
 const SKILL: [f64; 6] = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
 
 fn category(name: &str) -> CategoryRef {
-    CategoryRef {
-        dimension: "qc".into(),
-        level: Granularity::Coarse,
-        category: name.into(),
-    }
+    crate::category("qc", Granularity::Coarse, name)
 }
 
 /// 60 ordinary questions (`simple` and `complex` alternating), then 5 saturated, 5 failed and
@@ -56,15 +52,7 @@ fn simulated() -> (Vec<Question>, Vec<SystemScores>) {
             })],
         });
     }
-    let systems = rows
-        .into_iter()
-        .enumerate()
-        .map(|(s, scores)| SystemScores {
-            name: format!("s{s}"),
-            scores,
-        })
-        .collect();
-    (questions, systems)
+    (questions, crate::systems(rows))
 }
 
 fn settings() -> Settings {
