@@ -335,6 +335,40 @@ fn varied_reply(body: &Value) -> Value {
     chat_reply(&reply.to_string())
 }
 
+/// Grades the run's answers with the mock judge `mock-2` at `url` (`hierarag judge` with
+/// `args`), and gives the run the manifest `annotate` reads its seed from.
+fn judge_as_mock_2(root: &Path, url: &str, args: &[&str]) {
+    let config = root.join("judge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[judge]\n[judge.llm]\nbackend = \"openai\"\nmodel = \"mock-2\"\n\
+base_urls = [\"{url}\"]\n"
+        ),
+    )
+    .unwrap();
+    ok(hierarag()
+        .args(["judge", "-q"])
+        .arg(root)
+        .arg("--config")
+        .arg(&config)
+        .args(args));
+    let manifest = json!({"tool": "hierarag", "version": "0.1.0", "config": {}, "seed": 42,
+                          "stages": {}});
+    std::fs::write(root.join("manifest.json"), manifest.to_string()).unwrap();
+}
+
+/// `hierarag annotate ARGS[0] ROOT ARGS[1..]`, checked to succeed: its stdout and stderr.
+fn annotate(root: &Path, args: &[&str]) -> (String, String) {
+    let mut command = hierarag();
+    command
+        .arg("annotate")
+        .arg(args[0])
+        .arg(root)
+        .args(&args[1..]);
+    ok(&mut command)
+}
+
 /// A person's rating: the judge's, moved by −1, 0 or +1 as `seed` says, within `0..=max`.
 fn person(judge: u8, max: u8, seed: usize) -> u8 {
     let moved = i64::from(judge) + (seed % 3) as i64 - 1;
@@ -362,33 +396,8 @@ fn the_judge_and_the_metrics_agree_with_people_as_scikit_learn_and_scipy_say() {
         })
         .collect();
     write_lines(&root.join("scores.jsonl"), &scores);
-    let config = root.join("judge.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[judge]\n[judge.llm]\nbackend = \"openai\"\nmodel = \"mock-2\"\n\
-base_urls = [\"{url}\"]\n"
-        ),
-    )
-    .unwrap();
-    ok(hierarag()
-        .args(["judge", "-q"])
-        .arg(root)
-        .arg("--config")
-        .arg(&config)
-        .arg("--benchmark"));
-    let manifest = json!({"tool": "hierarag", "version": "0.1.0", "config": {}, "seed": 42,
-                          "stages": {}});
-    std::fs::write(root.join("manifest.json"), manifest.to_string()).unwrap();
-    let annotate = |args: &[&str]| {
-        let mut command = hierarag();
-        command
-            .arg("annotate")
-            .arg(args[0])
-            .arg(root)
-            .args(&args[1..]);
-        ok(&mut command)
-    };
+    judge_as_mock_2(root, &url, &["--benchmark"]);
+    let annotate = |args: &[&str]| annotate(root, args);
     let n = ids.len();
     annotate(&[
         "sample",
@@ -652,32 +661,8 @@ fn judge_means_corrected_by_a_sample_of_ratings_equal_ppi_python() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let ids = write_run(root);
-    let config = root.join("judge.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[judge]\n[judge.llm]\nbackend = \"openai\"\nmodel = \"mock-2\"\n\
-base_urls = [\"{url}\"]\n"
-        ),
-    )
-    .unwrap();
-    ok(hierarag()
-        .args(["judge", "-q"])
-        .arg(root)
-        .arg("--config")
-        .arg(&config));
-    let manifest = json!({"tool": "hierarag", "version": "0.1.0", "config": {}, "seed": 42,
-                          "stages": {}});
-    std::fs::write(root.join("manifest.json"), manifest.to_string()).unwrap();
-    let annotate = |args: &[&str]| {
-        let mut command = hierarag();
-        command
-            .arg("annotate")
-            .arg(args[0])
-            .arg(root)
-            .args(&args[1..]);
-        ok(&mut command)
-    };
+    judge_as_mock_2(root, &url, &[]);
+    let annotate = |args: &[&str]| annotate(root, args);
     let half = ids.len() / 2;
     let (planned, _) = annotate(&[
         "sample",
