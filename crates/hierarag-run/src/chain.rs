@@ -623,14 +623,17 @@ pub fn estimate(config: &RunConfig, config_path: &Path) -> anyhow::Result<RunEst
     // The filter's reject rate in an earlier pass of this run directory.
     let run = RunDir::new(&config.run.dir);
     let reject_rate = if run.benchmark().exists() && config.run.benchmark.is_none() {
-        let records: Vec<serde_json::Value> = read_records(&run.benchmark())?;
-        let count = |key: &str| -> u64 {
-            records
-                .iter()
-                .filter_map(|r| r["filter"][key].as_u64())
-                .sum()
-        };
-        let (passed, judged) = (count("passed"), count("judged"));
+        // Only each line's filter outcome is kept (the rest is skipped while parsing).
+        #[derive(serde::Deserialize)]
+        struct Filtered {
+            #[serde(default)]
+            filter: Option<hierarag_records::FilterOutcome>,
+        }
+        let records: Vec<Filtered> = read_records(&run.benchmark())?;
+        let (passed, judged) = records
+            .iter()
+            .filter_map(|r| r.filter.as_ref())
+            .fold((0, 0), |(p, j), f| (p + f.passed, j + f.judged));
         (judged > 0).then(|| 1.0 - passed as f64 / judged as f64)
     } else {
         None
