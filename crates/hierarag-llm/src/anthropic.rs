@@ -6,9 +6,12 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::http::{PostUrl, post_json};
+use crate::http::{PostUrl, get_bytes, get_json, post_json, server_message};
 use crate::openai::decimal;
-use crate::types::{BoxFuture, CallError, ChatBackend, ChatRequest, Completion, Role, Usage};
+use crate::types::{
+    BatchBackend, BatchResult, BatchStatus, BoxFuture, CallError, ChatBackend, ChatRequest,
+    Completion, Role, Usage,
+};
 
 /// The API version this backend speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -146,34 +149,160 @@ impl ChatBackend for AnthropicChat {
             let body = self.request_body(request);
             let response: MessagesResponse =
                 post_json(&self.client, &self.url, self.headers()?, &body).await?;
-            let text: String = response
-                .content
-                .into_iter()
-                .filter(|block| block.kind == "text")
-                .filter_map(|block| block.text)
-                .collect();
-            let usage = response.usage.unwrap_or(TokenUsage {
-                input_tokens: 0,
-                output_tokens: 0,
-                cache_read_input_tokens: 0,
-                cache_creation_input_tokens: 0,
-            });
-            Ok(Completion {
-                text,
-                finish_reason: response.stop_reason,
-                usage: Usage {
-                    // The whole prompt, as OpenAI counts it: written to the cache, read
-                    // from it, and neither.
-                    prompt_tokens: usage.input_tokens
-                        + usage.cache_read_input_tokens
-                        + usage.cache_creation_input_tokens,
-                    completion_tokens: usage.output_tokens,
-                    cached_prompt_tokens: usage.cache_read_input_tokens,
-                    latency_ms: 0.0,
-                },
+            Ok(completion(response))
+        })
+    }
+}
+
+/// The completion of a message (a call's reply, or a batch result's).
+fn completion(response: MessagesResponse) -> Completion {
+    let text: String = response
+        .content
+        .into_iter()
+        .filter(|block| block.kind == "text")
+        .filter_map(|block| block.text)
+        .collect();
+    let usage = response.usage.unwrap_or(TokenUsage {
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+    });
+    Completion {
+        text,
+        finish_reason: response.stop_reason,
+        usage: Usage {
+            // The whole prompt, as OpenAI counts it: written to the cache, read from it, and
+            // neither.
+            prompt_tokens: usage.input_tokens
+                + usage.cache_read_input_tokens
+                + usage.cache_creation_input_tokens,
+            completion_tokens: usage.output_tokens,
+            cached_prompt_tokens: usage.cache_read_input_tokens,
+            latency_ms: 0.0,
+        },
+    }
+}
+
+/// Anthropic's Message Batches on the same host: `POST /v1/messages/batches` with every
+/// request's `custom_id` and `params`, `GET /v1/messages/batches/{id}` until its
+/// `processing_status` is `ended`, then `GET /v1/messages/batches/{id}/results` (on this host:
+/// the key goes nowhere else, whatever `results_url` says).
+impl BatchBackend for AnthropicChat {
+    fn endpoint(&self) -> &str {
+        &self.base_url
+    }
+
+    /// 100,000 requests and 256 MB per batch.
+    fn limits(&self) -> (usize, usize) {
+        (100_000, 256_000_000)
+    }
+
+    fn entry(&self, custom_id: &str, request: &ChatRequest) -> Value {
+        json!({"custom_id": custom_id, "params": self.request_body(request)})
+    }
+
+    fn submit<'a>(&'a self, entries: &'a [Value]) -> BoxFuture<'a, Result<String, CallError>> {
+        Box::pin(async move {
+            let url = PostUrl::new(format!("{}/v1/messages/batches", self.base_url));
+            let batch: MessageBatch = post_json(
+                &self.client,
+                &url,
+                self.headers()?,
+                &json!({"requests": entries}),
+            )
+            .await?;
+            Ok(batch.id)
+        })
+    }
+
+    fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus, CallError>> {
+        Box::pin(async move {
+            let url = PostUrl::new(format!("{}/v1/messages/batches/{id}", self.base_url));
+            let batch: MessageBatch = get_json(&self.client, &url, self.headers()?).await?;
+            Ok(BatchStatus {
+                ended: batch.processing_status == "ended",
+                id: batch.id,
+                state: batch.processing_status,
+                error: None,
+                files: Vec::new(),
             })
         })
     }
+
+    fn results<'a>(
+        &'a self,
+        status: &'a BatchStatus,
+    ) -> BoxFuture<'a, Result<Vec<BatchResult>, CallError>> {
+        Box::pin(async move {
+            let url = PostUrl::new(format!(
+                "{}/v1/messages/batches/{}/results",
+                self.base_url, status.id
+            ));
+            let bytes = get_bytes(&self.client, &url, self.headers()?).await?;
+            read_batch_results(&bytes).map_err(|reason| CallError::Retryable {
+                reason: format!("GET {url}: {reason}"),
+                retry_after: None,
+            })
+        })
+    }
+}
+
+/// The results of a message batch: one JSON object a line, `custom_id` and `result` of type
+/// `succeeded` (with the `message`), `errored` (with the `error`), `canceled` or `expired`.
+fn read_batch_results(bytes: &[u8]) -> Result<Vec<BatchResult>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+    let mut results = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let line: ResultLine =
+            serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        let outcome = match line.result.kind.as_str() {
+            "succeeded" => line
+                .result
+                .message
+                .ok_or_else(|| "a succeeded result without its message".to_string())
+                .and_then(|message| {
+                    serde_json::from_value::<MessagesResponse>(message)
+                        .map_err(|e| format!("the result is not a message: {e}"))
+                })
+                .map(completion),
+            "errored" => Err(format!(
+                "errored: {}",
+                server_message(line.result.error.unwrap_or_default().to_string().as_bytes())
+            )),
+            other => Err(format!("the batch ended without running it ({other})")),
+        };
+        results.push(BatchResult {
+            custom_id: line.custom_id,
+            outcome,
+        });
+    }
+    Ok(results)
+}
+
+#[derive(Deserialize)]
+struct MessageBatch {
+    id: String,
+    processing_status: String,
+}
+
+#[derive(Deserialize)]
+struct ResultLine {
+    custom_id: String,
+    result: BatchResultBody,
+}
+
+#[derive(Deserialize)]
+struct BatchResultBody {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
 }
 
 impl fmt::Debug for AnthropicChat {

@@ -3,9 +3,13 @@
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::anthropic::AnthropicChat;
-use crate::budget::{Budget, Prices};
+use crate::batch::{BatchLedger, BatchRound, Batching, LedgerLine, batching, now_unix_s};
+use crate::budget::{Budget, Prices, Reservation};
 use crate::cache::{ResponseCache, chat_key};
 use crate::config::{ChatBackendKind, ClientSettings, LlmConfig};
 use crate::dispatch::Dispatcher;
@@ -13,7 +17,7 @@ use crate::endpoints::EndpointPool;
 use crate::error::{ConfigError, LlmError};
 use crate::http::http_client;
 use crate::openai::OpenAiChat;
-use crate::types::{ChatBackend, ChatRequest, Completion, Message};
+use crate::types::{BatchBackend, BatchResult, ChatBackend, ChatRequest, Completion, Message};
 use crate::usage::UsageSummary;
 
 /// A chat completion and how it was obtained.
@@ -41,6 +45,11 @@ struct Inner {
     cache: Option<ResponseCache>,
     /// The run's spending limit and this client's prices, when the run has a `[budget]`.
     budget: OnceLock<(Arc<Budget>, Prices)>,
+    /// The provider's batch interface on the first endpoint (OpenAI and Anthropic backends).
+    batch_api: Option<Arc<dyn BatchBackend>>,
+    /// Batch mode, once set: requests the cache cannot answer are deferred to a batch.
+    batching: OnceLock<Batching>,
+    settings: ClientSettings,
 }
 
 impl ChatClient {
@@ -67,8 +76,71 @@ impl ChatClient {
                 ),
                 cache,
                 budget: OnceLock::new(),
+                batch_api: None,
+                batching: OnceLock::new(),
+                settings: settings.clone(),
             }),
         })
+    }
+
+    /// [`ChatClient::new`] over backends that also have a batch interface.
+    fn with_batches<B: ChatBackend + BatchBackend + 'static>(
+        backends: Vec<Arc<B>>,
+        settings: &ClientSettings,
+    ) -> Result<ChatClient, LlmError> {
+        let batch_api = backends
+            .first()
+            .map(|b| Arc::clone(b) as Arc<dyn BatchBackend>);
+        let chat = backends
+            .into_iter()
+            .map(|b| b as Arc<dyn ChatBackend>)
+            .collect();
+        let mut client = ChatClient::new(chat, settings)?;
+        Arc::get_mut(&mut client.inner)
+            .expect("the client was just made")
+            .batch_api = batch_api;
+        Ok(client)
+    }
+
+    /// Puts the client in batch mode: from now on a request the cache cannot answer is not sent
+    /// but deferred ([`LlmError::Deferred`]) until [`ChatClient::run_batches`] sends the
+    /// deferred requests as batches, waiting `poll` before the first look at a batch (doubling
+    /// up to 16 times that). Needs the response cache and a backend with a batch API.
+    pub fn set_batch_mode(&self, poll: Duration) -> Result<(), LlmError> {
+        let refuse = |message: &str| {
+            Err(LlmError::Config(ConfigError::new(
+                "[llm]",
+                "llm.batch",
+                message,
+            )))
+        };
+        if self.inner.cache.is_none() {
+            return refuse("batch mode needs the response cache (cache is \"off\")");
+        }
+        let Some(api) = &self.inner.batch_api else {
+            return refuse("batch mode needs an openai or anthropic backend");
+        };
+        let _ = self.inner.batching.set(batching(
+            Arc::clone(api),
+            &self.inner.settings,
+            self.backend(),
+            self.model(),
+            poll,
+        ));
+        Ok(())
+    }
+
+    /// Whether the client is in batch mode.
+    pub fn batch_mode(&self) -> bool {
+        self.inner.batching.get().is_some()
+    }
+
+    /// Requests deferred since the last round, not yet sent.
+    pub fn deferred(&self) -> usize {
+        self.inner
+            .batching
+            .get()
+            .map_or(0, |b| b.lock().pending.len())
     }
 
     /// Counts this client's calls against `budget` at `prices`: a call that would pass it is
@@ -79,38 +151,47 @@ impl ChatClient {
     }
 
     /// A client for an `openai` or `anthropic` `[llm]` table: one backend per base URL, the API
-    /// key from its environment variable, the cache path resolved against `run_dir`. For
+    /// key from its environment variable, the cache path resolved against `run_dir`. Batch mode
+    /// (`batch = true`) is the stage's to set ([`ChatClient::set_batch_mode`]), for the stages
+    /// that run in rounds. For
     /// `embedded`, build the model and call [`ChatClient::new`] with `config.settings(run_dir)`.
     pub fn from_config(config: &LlmConfig, run_dir: &Path) -> Result<ChatClient, LlmError> {
         config.validate("[llm]")?;
         let api_key = config.api_key()?;
         let http = http_client().map_err(|message| ConfigError::new("[llm]", "llm", message))?;
-        let backends: Vec<Arc<dyn ChatBackend>> = match config.backend {
-            ChatBackendKind::OpenAi => config
-                .base_urls
-                .iter()
-                .map(|url| {
-                    Arc::new(OpenAiChat::new(
-                        http.clone(),
-                        url,
-                        &config.model,
-                        api_key.clone(),
-                        config.structured_output,
-                    )) as Arc<dyn ChatBackend>
-                })
-                .collect(),
-            ChatBackendKind::Anthropic => config
-                .base_urls
-                .iter()
-                .map(|url| {
-                    Arc::new(AnthropicChat::new(
-                        http.clone(),
-                        url,
-                        &config.model,
-                        api_key.clone(),
-                    )) as Arc<dyn ChatBackend>
-                })
-                .collect(),
+        let settings = config.settings(run_dir);
+        let client = match config.backend {
+            ChatBackendKind::OpenAi => ChatClient::with_batches(
+                config
+                    .base_urls
+                    .iter()
+                    .map(|url| {
+                        Arc::new(OpenAiChat::new(
+                            http.clone(),
+                            url,
+                            &config.model,
+                            api_key.clone(),
+                            config.structured_output,
+                        ))
+                    })
+                    .collect(),
+                &settings,
+            )?,
+            ChatBackendKind::Anthropic => ChatClient::with_batches(
+                config
+                    .base_urls
+                    .iter()
+                    .map(|url| {
+                        Arc::new(AnthropicChat::new(
+                            http.clone(),
+                            url,
+                            &config.model,
+                            api_key.clone(),
+                        ))
+                    })
+                    .collect(),
+                &settings,
+            )?,
             ChatBackendKind::Embedded => {
                 return Err(ConfigError::new(
                     "[llm]",
@@ -120,7 +201,7 @@ impl ChatClient {
                 .into());
             }
         };
-        ChatClient::new(backends, &config.settings(run_dir))
+        Ok(client)
     }
 
     /// `openai`, `anthropic`, `embedded`, …
@@ -165,6 +246,9 @@ impl ChatClient {
             });
         }
         let budget = self.inner.budget.get();
+        if let (Some(batching), Some(key)) = (self.inner.batching.get(), &key) {
+            return Err(self.defer(batching, key.clone(), request));
+        }
         let reservation = match budget {
             Some((budget, prices)) => Some(
                 budget
@@ -204,6 +288,252 @@ impl ChatClient {
             cached: false,
             attempts: stats.attempts,
         })
+    }
+
+    /// Defers `request` to the next batch (its cost reserved now against the budget), or
+    /// fails it with the error its batch result was.
+    fn defer(&self, batching: &Batching, key: String, request: &ChatRequest) -> LlmError {
+        let usage = &self.inner.dispatcher.usage;
+        if let Some(reason) = batching.lock().failed.get(&key) {
+            usage.failure(reason);
+            return LlmError::Call {
+                backend: self.backend().to_string(),
+                model: self.model().to_string(),
+                endpoint: batching.api.pool.first().endpoint().to_string(),
+                attempts: 1,
+                gave_up: false,
+                reason: format!("in a batch: {reason}"),
+            };
+        }
+        let reservation = match self.inner.budget.get() {
+            Some((budget, prices)) => match budget.reserve(request, prices) {
+                Ok(reservation) => Some(reservation),
+                Err(reason) => return LlmError::Budget { reason },
+            },
+            None => None,
+        };
+        // Counted when its batch result is read from the cache, as a request and a hit.
+        usage.withdraw_request();
+        let mut deferred = batching.lock();
+        match deferred.pending.entry(key) {
+            std::collections::btree_map::Entry::Occupied(_) => {
+                // The same request from another item: one reservation is enough.
+                self.release([reservation]);
+            }
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert((request.clone(), reservation));
+            }
+        }
+        LlmError::Deferred
+    }
+
+    /// Sends the requests deferred since the last round as batches of the provider and stores
+    /// their results in the response cache, after first waiting for the batches `ledger` lists
+    /// as submitted from this client but not ended (a run killed while it waited). Each batch
+    /// is recorded in `ledger` as soon as it is submitted and again when its results are read;
+    /// `report` hears its progress. Nothing to do outside batch mode.
+    pub async fn run_batches(
+        &self,
+        ledger: &BatchLedger,
+        report: &(dyn Fn(&str) + Sync),
+    ) -> Result<BatchRound, LlmError> {
+        let Some(batching) = self.inner.batching.get() else {
+            return Ok(BatchRound::default());
+        };
+        let mut round = BatchRound::default();
+        let endpoint = batching.api.pool.first().endpoint().to_string();
+        for id in ledger.open_batches(self.backend(), self.model(), &endpoint)? {
+            report(&format!(
+                "waiting for batch {id}, submitted by an earlier run"
+            ));
+            round.reattached += 1;
+            self.finish_batch(batching, ledger, &id, &[], &mut round, report)
+                .await?;
+        }
+        for chunk in batching.take_chunks() {
+            let entries: Vec<Value> = chunk.iter().map(|(_, entry, _)| entry.clone()).collect();
+            let submitted = batching
+                .api
+                .call(
+                    |b| b.endpoint().to_string(),
+                    |b| {
+                        let entries = &entries;
+                        Box::pin(async move { b.submit(entries).await })
+                    },
+                )
+                .await;
+            let id = match submitted {
+                Ok((id, _)) => id,
+                Err(error) => {
+                    self.release(chunk.iter().map(|(_, _, r)| *r));
+                    return Err(error);
+                }
+            };
+            ledger.append(&LedgerLine::Submitted {
+                batch_id: id.clone(),
+                backend: self.backend().to_string(),
+                model: self.model().to_string(),
+                endpoint: endpoint.clone(),
+                requests: chunk.len(),
+                unix_s: now_unix_s(),
+            })?;
+            report(&format!("batch {id}: {} requests submitted", chunk.len()));
+            round.submitted += 1;
+            round.requests += chunk.len();
+            let held: Vec<(String, Option<Reservation>)> =
+                chunk.into_iter().map(|(key, _, r)| (key, r)).collect();
+            self.finish_batch(batching, ledger, &id, &held, &mut round, report)
+                .await?;
+        }
+        Ok(round)
+    }
+
+    /// Waits for batch `id`, stores its results, fails the requests it `held` that have none,
+    /// settles their reservations and records the end in `ledger`.
+    async fn finish_batch(
+        &self,
+        batching: &Batching,
+        ledger: &BatchLedger,
+        id: &str,
+        held: &[(String, Option<Reservation>)],
+        round: &mut BatchRound,
+        report: &(dyn Fn(&str) + Sync),
+    ) -> Result<(), LlmError> {
+        let status = batching.wait(id, report).await?;
+        let results = if status.files.is_empty() && status.error.is_some() {
+            Vec::new()
+        } else {
+            batching.results(&status).await?
+        };
+        let (succeeded, failed) = self.store_results(&results).await?;
+        let mut reservations: std::collections::HashMap<&str, Option<Reservation>> =
+            held.iter().map(|(k, r)| (k.as_str(), *r)).collect();
+        for result in &results {
+            let reservation = reservations.remove(result.custom_id.as_str()).flatten();
+            if let (Some((budget, prices)), Some(reservation)) =
+                (self.inner.budget.get(), reservation)
+            {
+                let (prompt, completion) = result.outcome.as_ref().map_or((0, 0), |c| {
+                    (c.usage.prompt_tokens, c.usage.completion_tokens)
+                });
+                budget.settle(reservation, prompt, completion, prices);
+            }
+        }
+        // Requests the batch never ran: their items fail in the next pass.
+        let reason = status.error.clone().unwrap_or_else(|| {
+            format!("the batch ended ({}) before this request ran", status.state)
+        });
+        let not_run: Vec<&str> = reservations.keys().copied().collect();
+        {
+            let mut deferred = batching.lock();
+            for key in &not_run {
+                deferred.failed.insert((*key).to_string(), reason.clone());
+            }
+        }
+        self.release(reservations.into_values());
+        round.succeeded += succeeded;
+        round.failed += failed;
+        round.not_run += not_run.len();
+        ledger.append(&LedgerLine::Ended {
+            batch_id: id.to_string(),
+            state: status.state.clone(),
+            succeeded,
+            failed,
+            unix_s: now_unix_s(),
+        })?;
+        report(&format!(
+            "batch {id}: {} — {succeeded} results stored, {failed} failed{}",
+            status.state,
+            if not_run.is_empty() {
+                String::new()
+            } else {
+                format!(", {} not run", not_run.len())
+            }
+        ));
+        Ok(())
+    }
+
+    /// Gives back reservations of requests that were not sent.
+    fn release(&self, reservations: impl IntoIterator<Item = Option<Reservation>>) {
+        if let Some((budget, prices)) = self.inner.budget.get() {
+            for reservation in reservations.into_iter().flatten() {
+                budget.settle(reservation, 0, 0, prices);
+            }
+        }
+    }
+
+    /// Stores the completions of `results` in the cache under their `custom_id` (a request's
+    /// cache key) and counts them as calls; an error result fails its request in batch mode.
+    /// (stored, failed).
+    async fn store_results(&self, results: &[BatchResult]) -> Result<(usize, usize), LlmError> {
+        let Some(cache) = &self.inner.cache else {
+            return Err(LlmError::Config(ConfigError::new(
+                "[llm]",
+                "llm.cache",
+                "batch results go to the response cache, which is \"off\"",
+            )));
+        };
+        let usage = &self.inner.dispatcher.usage;
+        let (mut stored, mut failed) = (0, 0);
+        for result in results {
+            usage.attempt(Duration::ZERO, false);
+            match &result.outcome {
+                Ok(completion) => {
+                    usage.tokens(
+                        completion.usage.prompt_tokens,
+                        completion.usage.completion_tokens,
+                        completion.usage.cached_prompt_tokens,
+                    );
+                    cache
+                        .put_completion(&result.custom_id, self.backend(), self.model(), completion)
+                        .await?;
+                    stored += 1;
+                }
+                Err(reason) => {
+                    if let Some(batching) = self.inner.batching.get() {
+                        batching
+                            .lock()
+                            .failed
+                            .insert(result.custom_id.clone(), reason.clone());
+                    }
+                    failed += 1;
+                }
+            }
+        }
+        Ok((stored, failed))
+    }
+
+    /// The requests deferred since the last round as lines of a batch input file in the
+    /// provider's format (OpenAI's: `custom_id`, `method`, `url`, `body`), in key order; they
+    /// are no longer pending (their reservations are given back).
+    pub fn take_batch_entries(&self) -> Vec<Value> {
+        let Some(batching) = self.inner.batching.get() else {
+            return Vec::new();
+        };
+        let mut entries = Vec::new();
+        for chunk in batching.take_chunks() {
+            for (_, entry, reservation) in chunk {
+                self.release([reservation]);
+                entries.push(entry);
+            }
+        }
+        entries
+    }
+
+    /// Reads an OpenAI-format batch output file into the response cache (each line's
+    /// `custom_id` is the cache key it answers): (stored, the failed lines' ids and reasons).
+    pub async fn import_batch_output(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(usize, Vec<(String, String)>), LlmError> {
+        let results = crate::openai::read_batch_output(bytes)
+            .map_err(|message| LlmError::Batch { message })?;
+        let (stored, _) = self.store_results(&results).await?;
+        let failed = results
+            .into_iter()
+            .filter_map(|r| r.outcome.err().map(|reason| (r.custom_id, reason)))
+            .collect();
+        Ok((stored, failed))
     }
 
     /// Sends a one-token request to every endpoint, past the cache and with the usual

@@ -159,6 +159,17 @@ pub struct LlmConfig {
     /// existed record the same config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_cached_prompt_per_mtok: Option<f64>,
+    /// Send this role's requests through the provider's batch API (OpenAI's `/v1/batches`,
+    /// Anthropic's Message Batches) instead of one call each. Left out of the manifest while
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
+    /// Seconds before the first look at a submitted batch; the wait doubles up to 16 times it.
+    #[serde(
+        default = "default_batch_poll_s",
+        skip_serializing_if = "is_default_batch_poll"
+    )]
+    pub batch_poll_s: f64,
 }
 
 /// The `[embeddings]` table of a run config.
@@ -215,6 +226,12 @@ fn default_true() -> bool {
 fn default_batch_size() -> usize {
     32
 }
+fn default_batch_poll_s() -> f64 {
+    15.0
+}
+fn is_default_batch_poll(value: &f64) -> bool {
+    *value == default_batch_poll_s()
+}
 fn default_cache() -> CacheSetting {
     CacheSetting::Path(PathBuf::from("llm-cache.sqlite"))
 }
@@ -247,6 +264,8 @@ impl LlmConfig {
             price_prompt_per_mtok: None,
             price_completion_per_mtok: None,
             price_cached_prompt_per_mtok: None,
+            batch: false,
+            batch_poll_s: default_batch_poll_s(),
         }
     }
 
@@ -280,6 +299,28 @@ impl LlmConfig {
             }
         }
         let remote = self.backend != ChatBackendKind::Embedded;
+        if self.batch && !remote {
+            return Err(ConfigError::new(
+                source_name,
+                "llm.batch",
+                "the embedded model has no batch API; batch = true needs an openai or anthropic \
+backend",
+            ));
+        }
+        if self.batch && self.cache == CacheSetting::Off {
+            return Err(ConfigError::new(
+                source_name,
+                "llm.batch",
+                "batch results go to the response cache: batch = true needs cache on",
+            ));
+        }
+        if !(self.batch_poll_s > 0.0 && self.batch_poll_s.is_finite()) {
+            return Err(ConfigError::new(
+                source_name,
+                "llm.batch_poll_s",
+                "must be a positive number of seconds",
+            ));
+        }
         let common = Common {
             table: "llm",
             remote,

@@ -49,6 +49,13 @@ key, the model name and the base URL)"
     /// no further request.
     #[error("{reason}")]
     Budget { reason: String },
+    /// A client in batch mode deferred the request to its next batch: not an answer and not a
+    /// failure; the stage's next pass, after the batch, finds the reply in the cache.
+    #[error("deferred to the next batch")]
+    Deferred,
+    /// A batch's record or results could not be read or written.
+    #[error("batch: {message}")]
+    Batch { message: String },
     /// The response cache could not be opened, read or written.
     #[error("response cache {}: {message}", path.display())]
     Cache { path: PathBuf, message: String },
@@ -90,9 +97,11 @@ impl hierarag_fs::Blame for LlmError {
     fn fault(&self) -> hierarag_fs::Fault {
         use hierarag_fs::Fault;
         match self {
-            LlmError::Call { .. } | LlmError::Cache { .. } | LlmError::Budget { .. } => {
-                Fault::Internal
-            }
+            LlmError::Call { .. }
+            | LlmError::Cache { .. }
+            | LlmError::Budget { .. }
+            | LlmError::Deferred
+            | LlmError::Batch { .. } => Fault::Internal,
             LlmError::Refused { .. } | LlmError::Reply { .. } | LlmError::Config(_) => Fault::Input,
         }
     }

@@ -111,12 +111,85 @@ pub(crate) async fn post_json_limited<T: DeserializeOwned>(
         Some(parsed) => client.post(parsed.clone()),
         None => client.post(url.as_str()),
     };
+    let bytes = exchange(
+        request.headers(headers).json(body),
+        "POST",
+        url,
+        max_reply_bytes,
+    )
+    .await?;
+    read_json(&bytes, "POST", url)
+}
+
+/// `GET url` and its JSON reply, as [`post_json`] reads it.
+pub(crate) async fn get_json<T: DeserializeOwned>(
+    client: &reqwest::Client,
+    url: &PostUrl,
+    headers: HeaderMap,
+) -> Result<T, CallError> {
+    let bytes = get_bytes(client, url, headers).await?;
+    read_json(&bytes, "GET", url)
+}
+
+/// `GET url` and its whole body (a file's content).
+pub(crate) async fn get_bytes(
+    client: &reqwest::Client,
+    url: &PostUrl,
+    headers: HeaderMap,
+) -> Result<Vec<u8>, CallError> {
+    let request = match &url.parsed {
+        Some(parsed) => client.get(parsed.clone()),
+        None => client.get(url.as_str()),
+    };
+    exchange(request.headers(headers), "GET", url, usize::MAX).await
+}
+
+/// `POST url` of a multipart form (a file upload) and its JSON reply, as [`post_json`] reads it.
+pub(crate) async fn post_form<T: DeserializeOwned>(
+    client: &reqwest::Client,
+    url: &PostUrl,
+    headers: HeaderMap,
+    form: reqwest::multipart::Form,
+) -> Result<T, CallError> {
+    let request = match &url.parsed {
+        Some(parsed) => client.post(parsed.clone()),
+        None => client.post(url.as_str()),
+    };
+    let bytes = exchange(
+        request.headers(headers).multipart(form),
+        "POST",
+        url,
+        usize::MAX,
+    )
+    .await?;
+    read_json(&bytes, "POST", url)
+}
+
+fn read_json<T: DeserializeOwned>(
+    bytes: &[u8],
+    method: &str,
+    url: &PostUrl,
+) -> Result<T, CallError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        retryable(format!(
+            "{method} {url}: invalid JSON in the reply ({e}): {}",
+            quote(&String::from_utf8_lossy(bytes))
+        ))
+    })
+}
+
+/// Sends `request` and reads its reply's body, at most `max_reply_bytes` of it: the statuses,
+/// redirects and limits every call shares (see [`post_json_limited`]).
+async fn exchange(
+    request: reqwest::RequestBuilder,
+    method: &str,
+    url: &PostUrl,
+    max_reply_bytes: usize,
+) -> Result<Vec<u8>, CallError> {
     let mut response = request
-        .headers(headers)
-        .json(body)
         .send()
         .await
-        .map_err(|e| retryable(format!("POST {url}: {}", error_chain(&e))))?;
+        .map_err(|e| retryable(format!("{method} {url}: {}", error_chain(&e))))?;
     let status = response.status();
     if status.is_redirection()
         && let Some(target) = other_origin(&response)
@@ -151,7 +224,7 @@ only to the origin of the URL given; give the new URL if the service moved)"
     };
     let (bytes, whole) = read_at_most(&mut response, limit).await.map_err(|e| {
         retryable(format!(
-            "POST {url}: HTTP {status}, body cut short: {}",
+            "{method} {url}: HTTP {status}, body cut short: {}",
             error_chain(&e)
         ))
     })?;
@@ -176,12 +249,7 @@ the rest is not read"
             ),
         });
     }
-    serde_json::from_slice(&bytes).map_err(|e| {
-        retryable(format!(
-            "POST {url}: invalid JSON in the reply ({e}): {}",
-            quote(&String::from_utf8_lossy(&bytes))
-        ))
-    })
+    Ok(bytes)
 }
 
 /// The origin a redirect's `Location` leads to, when it is not the origin of the request (only

@@ -56,6 +56,7 @@
 //! ```
 
 mod anthropic;
+mod batch;
 mod budget;
 mod cache;
 mod chat_client;
@@ -74,6 +75,7 @@ mod types;
 mod usage;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat};
+pub use batch::{BatchLedger, BatchRound, LedgerLine};
 pub use budget::{Budget, Prices, Reservation};
 pub use cache::{ResponseCache, chat_cache_key, embed_text_key, reply_cache_key};
 pub use chat_client::{ChatClient, Reply};
@@ -83,12 +85,12 @@ pub use config::{
 pub use embedder::Embedder;
 pub use error::{ConfigError, LlmError};
 pub use json_client::{DEFAULT_MAX_REPLY_BYTES, JsonClient, JsonReply, check_service_url};
-pub use openai::{OpenAiChat, OpenAiEmbeddings};
+pub use openai::{BATCH_CHAT_URL, OpenAiChat, OpenAiEmbeddings, batch_line, read_batch_output};
 pub use repair::{Unreadable, complete_parsed};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use types::{
-    BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, JsonSchema, Message,
-    Role, Usage, f32_json,
+    BatchBackend, BatchResult, BatchStatus, BoxFuture, CallError, ChatBackend, ChatRequest,
+    Completion, EmbedBackend, JsonSchema, Message, Role, Usage, f32_json,
 };
 pub use usage::UsageSummary;
 

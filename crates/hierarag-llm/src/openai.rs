@@ -5,11 +5,12 @@ use std::fmt;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::http::{PostUrl, post_json};
+use crate::http::{PostUrl, get_bytes, get_json, post_form, post_json, server_message};
 use crate::types::{
-    BoxFuture, CallError, ChatBackend, ChatRequest, Completion, EmbedBackend, Message, Usage,
+    BatchBackend, BatchResult, BatchStatus, BoxFuture, CallError, ChatBackend, ChatRequest,
+    Completion, EmbedBackend, Message, Usage,
 };
 
 /// Chat completions on one OpenAI-compatible endpoint.
@@ -169,31 +170,236 @@ impl ChatBackend for OpenAiChat {
             let body = self.body(request);
             let response: ChatResponse =
                 post_json(&self.client, &self.url, bearer(&self.api_key)?, &body).await?;
-            let Some(choice) = response.choices.into_iter().next() else {
-                return Err(CallError::Retryable {
-                    reason: format!("POST {}: the reply has no choices", self.url),
-                    retry_after: None,
-                });
-            };
-            let usage = response.usage.unwrap_or(TokenUsage {
-                prompt_tokens: 0,
-                completion_tokens: 0,
-                prompt_tokens_details: None,
-            });
-            Ok(Completion {
-                text: choice.message.content.unwrap_or_default(),
-                finish_reason: choice.finish_reason,
-                usage: Usage {
-                    prompt_tokens: usage.prompt_tokens,
-                    completion_tokens: usage.completion_tokens,
-                    cached_prompt_tokens: usage
-                        .prompt_tokens_details
-                        .map_or(0, |d| d.cached_tokens),
-                    latency_ms: 0.0,
-                },
+            completion(response).map_err(|problem| CallError::Retryable {
+                reason: format!("POST {}: {problem}", self.url),
+                retry_after: None,
             })
         })
     }
+}
+
+/// The completion of a reply (a call's, or a batch result's body).
+fn completion(response: ChatResponse) -> Result<Completion, String> {
+    let Some(choice) = response.choices.into_iter().next() else {
+        return Err("the reply has no choices".into());
+    };
+    let usage = response.usage.unwrap_or(TokenUsage {
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        prompt_tokens_details: None,
+    });
+    Ok(Completion {
+        text: choice.message.content.unwrap_or_default(),
+        finish_reason: choice.finish_reason,
+        usage: Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cached_prompt_tokens: usage.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
+            latency_ms: 0.0,
+        },
+    })
+}
+
+/// The path every line of a chat batch names (OpenAI's batch API, vLLM's `run_batch`).
+pub const BATCH_CHAT_URL: &str = "/v1/chat/completions";
+
+/// OpenAI's batch API on the same endpoint: the requests uploaded as a JSONL file
+/// (`POST /files`, purpose `batch`), a batch made of it (`POST /batches`, a 24 h window),
+/// polled (`GET /batches/{id}`), and its output and error files read (`GET
+/// /files/{id}/content`).
+impl BatchBackend for OpenAiChat {
+    fn endpoint(&self) -> &str {
+        &self.base_url
+    }
+
+    /// 50,000 requests and 200 MB per file.
+    fn limits(&self) -> (usize, usize) {
+        (50_000, 200_000_000)
+    }
+
+    fn entry(&self, custom_id: &str, request: &ChatRequest) -> Value {
+        batch_line(custom_id, self.request_body(request))
+    }
+
+    fn submit<'a>(&'a self, entries: &'a [Value]) -> BoxFuture<'a, Result<String, CallError>> {
+        Box::pin(async move {
+            let mut jsonl = String::new();
+            for entry in entries {
+                jsonl.push_str(&entry.to_string());
+                jsonl.push('\n');
+            }
+            let file = reqwest::multipart::Part::bytes(jsonl.into_bytes())
+                .file_name("hierarag-batch.jsonl")
+                .mime_str("application/jsonl")
+                .map_err(|e| CallError::Fatal {
+                    reason: e.to_string(),
+                })?;
+            let form = reqwest::multipart::Form::new()
+                .text("purpose", "batch")
+                .part("file", file);
+            let url = PostUrl::new(format!("{}/files", self.base_url));
+            let uploaded: FileObject =
+                post_form(&self.client, &url, bearer(&self.api_key)?, form).await?;
+            let url = PostUrl::new(format!("{}/batches", self.base_url));
+            let body = json!({
+                "input_file_id": uploaded.id,
+                "endpoint": BATCH_CHAT_URL,
+                "completion_window": "24h",
+            });
+            let batch: BatchObject =
+                post_json(&self.client, &url, bearer(&self.api_key)?, &body).await?;
+            Ok(batch.id)
+        })
+    }
+
+    fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus, CallError>> {
+        Box::pin(async move {
+            let url = PostUrl::new(format!("{}/batches/{id}", self.base_url));
+            let batch: BatchObject = get_json(&self.client, &url, bearer(&self.api_key)?).await?;
+            let ended = matches!(
+                batch.status.as_str(),
+                "completed" | "failed" | "expired" | "cancelled"
+            );
+            let error = (batch.status == "failed").then(|| {
+                let messages: Vec<String> = batch
+                    .errors
+                    .map(|errors| errors.data.into_iter().map(|e| e.message).collect())
+                    .unwrap_or_default();
+                if messages.is_empty() {
+                    "the batch failed".to_string()
+                } else {
+                    messages.join("; ")
+                }
+            });
+            Ok(BatchStatus {
+                id: batch.id,
+                state: batch.status,
+                ended,
+                error,
+                files: [batch.output_file_id, batch.error_file_id]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+            })
+        })
+    }
+
+    fn results<'a>(
+        &'a self,
+        status: &'a BatchStatus,
+    ) -> BoxFuture<'a, Result<Vec<BatchResult>, CallError>> {
+        Box::pin(async move {
+            let mut results = Vec::new();
+            for file in &status.files {
+                let url = PostUrl::new(format!("{}/files/{file}/content", self.base_url));
+                let bytes = get_bytes(&self.client, &url, bearer(&self.api_key)?).await?;
+                results.extend(read_batch_output(&bytes).map_err(|reason| {
+                    CallError::Retryable {
+                        reason: format!("GET {url}: {reason}"),
+                        retry_after: None,
+                    }
+                })?);
+            }
+            Ok(results)
+        })
+    }
+}
+
+/// A line of an OpenAI-format batch input file: `custom_id`, `method`, `url`, `body`.
+pub fn batch_line(custom_id: &str, body: Value) -> Value {
+    json!({"custom_id": custom_id, "method": "POST", "url": BATCH_CHAT_URL, "body": body})
+}
+
+/// The results in an OpenAI-format batch output (or error) file: one JSON object a line, with
+/// `custom_id` and either `response` {`status_code`, `body`} or `error` {`code`, `message`}.
+/// A line that is not such an object is an error naming its line number.
+pub fn read_batch_output(bytes: &[u8]) -> Result<Vec<BatchResult>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+    let mut results = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let line: OutputLine =
+            serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        let outcome = match (line.response, line.error) {
+            (_, Some(error)) => Err(format!(
+                "{}{}",
+                error.code.map(|c| format!("{c}: ")).unwrap_or_default(),
+                error.message.unwrap_or_default()
+            )),
+            (Some(response), None) if (200..300).contains(&response.status_code) => {
+                serde_json::from_value::<ChatResponse>(response.body)
+                    .map_err(|e| format!("the reply is not a chat completion: {e}"))
+                    .and_then(completion)
+            }
+            (Some(response), None) => Err(format!(
+                "HTTP {}: {}",
+                response.status_code,
+                server_message(response.body.to_string().as_bytes())
+            )),
+            (None, None) => Err(format!("line {}: neither a response nor an error", n + 1)),
+        };
+        results.push(BatchResult {
+            custom_id: line.custom_id,
+            outcome,
+        });
+    }
+    Ok(results)
+}
+
+#[derive(Deserialize)]
+struct OutputLine {
+    custom_id: String,
+    #[serde(default)]
+    response: Option<OutputResponse>,
+    #[serde(default)]
+    error: Option<OutputError>,
+}
+
+#[derive(Deserialize)]
+struct OutputResponse {
+    status_code: u16,
+    #[serde(default)]
+    body: Value,
+}
+
+#[derive(Deserialize)]
+struct OutputError {
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct FileObject {
+    id: String,
+}
+
+/// Only the fields used.
+#[derive(Deserialize)]
+struct BatchObject {
+    id: String,
+    status: String,
+    #[serde(default)]
+    output_file_id: Option<String>,
+    #[serde(default)]
+    error_file_id: Option<String>,
+    #[serde(default)]
+    errors: Option<BatchErrors>,
+}
+
+#[derive(Deserialize)]
+struct BatchErrors {
+    #[serde(default)]
+    data: Vec<BatchError>,
+}
+
+#[derive(Deserialize)]
+struct BatchError {
+    #[serde(default)]
+    message: String,
 }
 
 /// Sentence embeddings on one OpenAI-compatible endpoint.

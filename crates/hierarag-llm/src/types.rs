@@ -192,3 +192,50 @@ pub trait EmbedBackend: Send + Sync + fmt::Debug {
 pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
+
+/// A provider's batch interface on one endpoint (OpenAI's files and batches, Anthropic's
+/// message batches): requests go in as one file or body, each under a `custom_id`, and their
+/// results come back together once the batch has ended. One attempt per call, no retries.
+pub trait BatchBackend: Send + Sync + fmt::Debug {
+    /// Where batches go (a base URL), for logs, errors and the run's record of its batches.
+    fn endpoint(&self) -> &str;
+    /// The most requests, and bytes of input, one batch may hold.
+    fn limits(&self) -> (usize, usize);
+    /// The line (OpenAI) or entry (Anthropic) of `request` in a batch's input.
+    fn entry(&self, custom_id: &str, request: &ChatRequest) -> serde_json::Value;
+    /// Submits `entries` as one batch; its id.
+    fn submit<'a>(
+        &'a self,
+        entries: &'a [serde_json::Value],
+    ) -> BoxFuture<'a, Result<String, CallError>>;
+    /// Where batch `id` stands.
+    fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus, CallError>>;
+    /// The results of an ended batch: one per request that ran (those a batch did not reach
+    /// before it expired or was cancelled are missing).
+    fn results<'a>(
+        &'a self,
+        status: &'a BatchStatus,
+    ) -> BoxFuture<'a, Result<Vec<BatchResult>, CallError>>;
+}
+
+/// Where a batch stands, as its provider says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchStatus {
+    pub id: String,
+    /// The provider's word: `validating`, `in_progress`, `completed`, `expired`, `ended`, …
+    pub state: String,
+    /// No request of it will run any more: its results can be read.
+    pub ended: bool,
+    /// Why the whole batch failed (OpenAI's `failed`: an input it could not read).
+    pub error: Option<String>,
+    /// The files that hold its results (OpenAI's output and error files).
+    pub files: Vec<String>,
+}
+
+/// The result of one request of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchResult {
+    pub custom_id: String,
+    /// The completion, or why this request failed.
+    pub outcome: Result<Completion, String>,
+}

@@ -111,6 +111,11 @@ impl UsageRecorder {
         self.update(|s| s.requests += 1);
     }
 
+    /// Takes back a request that was deferred to a batch (it is counted when answered).
+    pub(crate) fn withdraw_request(&self) {
+        self.update(|s| s.requests = s.requests.saturating_sub(1));
+    }
+
     pub(crate) fn cache_hit(&self) {
         self.update(|s| s.cache_hits += 1);
     }

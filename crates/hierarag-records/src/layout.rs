@@ -112,6 +112,12 @@ impl RunDir {
         self.root.join("screened.jsonl")
     }
 
+    /// The record of the batches the run submitted to providers' batch APIs (`batch = true`):
+    /// a line when each is submitted and one when its results were read.
+    pub fn batches(&self) -> PathBuf {
+        self.root.join("batches.jsonl")
+    }
+
     /// The items of `stage` that failed in its last pass (absent when none failed).
     pub fn failures(&self, stage: &str) -> PathBuf {
         failures_in(&self.root, stage)

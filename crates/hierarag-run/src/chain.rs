@@ -29,6 +29,10 @@ pub struct RunOptions {
     pub reconfigure: bool,
     /// Send one small request to every endpoint before any stage.
     pub check_endpoints: bool,
+    /// Instead of calling the generator and the filter, write the requests the generate stage
+    /// cannot answer from the cache to this OpenAI-format batch input file and stop there
+    /// (`hierarag batch export`).
+    pub export_batch: Option<PathBuf>,
 }
 
 /// What a run did.
@@ -279,10 +283,20 @@ the prices, or max_tokens",
     };
     let systems = config.answering_systems();
     let mut generated = config.run.benchmark.is_some() || {
-        let generated =
-            crate::stages::generate(config, &run, &run.plan(), &spec, on_error, reporter)?;
+        let generated = crate::stages::generate(
+            config,
+            &run,
+            &run.plan(),
+            (&spec, on_error),
+            options.export_batch.as_deref(),
+            reporter,
+        )?;
         finished(&mut outcome, "generate", generated)
     };
+    if options.export_batch.is_some() {
+        outcome.seconds = started.elapsed().as_secs_f64();
+        return Ok(outcome);
+    }
     if generated
         && config.run.benchmark.is_none()
         && let Some(screen) = &config.judge.screen

@@ -30,6 +30,7 @@
 //!     config_path: "examples/quickstart.toml".into(),
 //!     reconfigure: false,
 //!     check_endpoints: true,
+//!     export_batch: None,
 //! };
 //! let outcome = chain::run(&config, &options, &Silent)?;
 //! println!("report: {:?}", outcome.report_html);
@@ -39,6 +40,7 @@
 
 pub mod analyze;
 pub mod annotate;
+pub mod batch;
 pub mod chain;
 pub mod compare;
 pub mod corpus;

@@ -166,7 +166,9 @@ pub fn check_models(
     let mut n_endpoints = 0;
     for (names, llm) in &tables {
         let mut llm = (*llm).clone();
+        // The check goes past the cache, one call each, batch role or not.
         llm.cache = CacheSetting::Off;
+        llm.batch = false;
         let what = format!("the {} model {}", names.join("/"), llm.model);
         let client = ChatClient::from_config(&llm, Path::new(".")).with_context(|| what.clone())?;
         if send {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use hierarag_corpus::{CorpusSpec, OnError};
 use hierarag_generate::{BenchmarkRecord, Generator};
-use hierarag_llm::{ChatClient, EmbedBackendKind, LlmConfig};
+use hierarag_llm::{BatchLedger, ChatClient, EmbedBackendKind, LlmConfig};
 use hierarag_metrics::TextTokenizers;
 use hierarag_pipeline::{
     AnswerStage, EvaluateStage, Failure, GenerateStage, StageOutcome, file_fingerprint,
@@ -188,13 +188,16 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// The generate stage: plan + corpus → the run's benchmark and rejects.
+/// The generate stage: plan + corpus → the run's benchmark and rejects. With `export`, the
+/// generator and the filter answer from the cache only, and the requests they cannot answer
+/// are written to that file as an OpenAI-format batch input (for a batch engine such as vLLM's
+/// `run_batch`) instead of being sent.
 pub fn generate(
     config: &RunConfig,
     run: &RunDir,
     plan_path: &Path,
-    corpus: &CorpusSpec,
-    on_error: OnError,
+    (corpus, on_error): (&CorpusSpec, OnError),
+    export: Option<&Path>,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<StageOutcome> {
     let root = run.root();
@@ -212,6 +215,25 @@ pub fn generate(
     } else {
         None
     };
+    let clients: Vec<(&ChatClient, &LlmConfig)> = [
+        Some((&generator_client, config.generator_llm())),
+        filter_client.as_ref().map(|c| (c, config.filter_llm())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for (client, llm) in &clients {
+        if export.is_some() && llm.backend != hierarag_llm::ChatBackendKind::OpenAi {
+            anyhow::bail!(
+                "batch export writes OpenAI-format requests: the generator and the filter need an \
+openai backend (this one is {:?})",
+                llm.backend
+            );
+        }
+        if llm.batch || export.is_some() {
+            client.set_batch_mode(std::time::Duration::from_secs_f64(llm.batch_poll_s))?;
+        }
+    }
     let generator = Generator::new(
         &taxonomy,
         &generator_client,
@@ -230,7 +252,30 @@ pub fn generate(
         screened: &run.screened(),
         concurrency: config.generate.concurrency,
     };
-    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
+    let progress = pass.progress();
+    let runtime = runtime()?;
+    let outcome = match export {
+        None => runtime.block_on(in_batches(
+            &clients.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+            &BatchLedger::new(&run.batches()),
+            reporter,
+            || stage.run(&progress),
+        ))?,
+        Some(file) => {
+            let mut outcome = runtime.block_on(stage.run(&progress))?;
+            // The deferred items are not failures: their requests are in the file.
+            let deferred = hierarag_llm::LlmError::Deferred.to_string();
+            outcome.failures.retain(|f| !f.reason.contains(&deferred));
+            write_failures(&failures, &outcome.failures)?;
+            let entries: Vec<serde_json::Value> = clients
+                .iter()
+                .flat_map(|(client, _)| client.take_batch_entries())
+                .collect();
+            write_values_atomic(file, &entries.iter().collect::<Vec<_>>())?;
+            outcome
+        }
+    };
+    drop(progress);
     let mut usages = vec![usage(
         "generator",
         &generator_client,
@@ -247,6 +292,43 @@ pub fn generate(
         &[&benchmark, &rejects],
     )?;
     Ok(outcome)
+}
+
+/// Runs a stage's passes until none defers a request to a batch: without a client in batch
+/// mode, one pass. In batch mode, first the batches an earlier run left waiting (the run
+/// ledger's) are awaited and read; then each pass answers what the cache holds and defers the
+/// rest, the deferred requests go out as batches (one per client, within the provider's
+/// limits), and their results come back into the cache for the next pass. The last pass, which
+/// deferred nothing, is the stage's outcome: its failures are the items whose requests failed.
+pub(crate) async fn in_batches<F, Fut>(
+    clients: &[&ChatClient],
+    ledger: &BatchLedger,
+    reporter: &dyn Reporter,
+    mut pass: F,
+) -> anyhow::Result<StageOutcome>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<StageOutcome, hierarag_pipeline::PipelineError>>,
+{
+    let batching: Vec<&ChatClient> = clients.iter().copied().filter(|c| c.batch_mode()).collect();
+    let note = |message: &str| reporter.note(message);
+    for client in &batching {
+        client.run_batches(ledger, &note).await?;
+    }
+    loop {
+        let outcome = pass().await?;
+        let deferred: usize = batching.iter().map(|c| c.deferred()).sum();
+        if deferred == 0 {
+            return Ok(outcome);
+        }
+        reporter.note(&format!(
+            "{deferred} request{} deferred to a batch",
+            if deferred == 1 { "" } else { "s" }
+        ));
+        for client in &batching {
+            client.run_batches(ledger, &note).await?;
+        }
+    }
 }
 
 /// The folder of the asset store (`HIERARAG_HOME`) where the embedded model's chunk

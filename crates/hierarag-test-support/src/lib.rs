@@ -8,6 +8,7 @@
 //!
 //! A dev-dependency only: nothing here is part of HieraRAG.
 
+pub mod batches;
 pub mod mock;
 
 use std::io::{BufRead, BufReader, Read, Seek};

@@ -374,6 +374,8 @@ pub fn chat_completion(text: &str) -> Value {
     json!({
         "id": "chatcmpl-1",
         "object": "chat.completion",
+        "created": 1765000000,
+        "model": "mock",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                      "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},

@@ -159,6 +159,12 @@ Options on the command line override the [design] table of --config."#)]
     /// export/import ratings as CSV, and compute agreement (annotations.sqlite, agreement.json).
     #[command(subcommand)]
     Annotate(AnnotateCommand),
+    /// Batch inference through an engine of your own (vLLM's `run_batch`, Ray Data): export a
+    /// stage's pending requests as an OpenAI-format batch input file, import the engine's
+    /// output file into the run's response cache. (For OpenAI's and Anthropic's batch APIs,
+    /// set `batch = true` in the role's [llm] table instead: `hierarag run` submits and waits.)
+    #[command(subcommand)]
+    Batch(BatchCommand),
     /// A run's systems: `system remove RUN_DIR NAME` takes out a system added after the run
     /// was made (by the Python package's `answer_with`).
     #[command(subcommand)]
@@ -1204,6 +1210,65 @@ pub struct ImportBenchmarkArgs {
     /// Replace an existing RUN/benchmark.jsonl.
     #[arg(long)]
     pub overwrite: bool,
+}
+
+/// `hierarag batch …`.
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// Write the requests a stage cannot answer from the run's response cache as an
+    /// OpenAI-format batch input file (one JSON line per request: custom_id, method, url,
+    /// body); `custom_id` is the request's cache key. Run it through your engine, import the
+    /// output, and export again for the next round (the filter after generation, repairs),
+    /// until nothing is pending; `hierarag run` then goes on from the cache.
+    #[command(
+        after_help = "Round trip with vLLM:\n\n  hierarag batch export runs/big --config big.toml --stage generate --out round1.jsonl\n  python -m vllm.entrypoints.openai.run_batch -i round1.jsonl -o round1.out.jsonl --model MODEL\n  hierarag batch import runs/big round1.out.jsonl\n  (repeat until export writes 0 requests, then: hierarag run big.toml)"
+    )]
+    Export(BatchExportArgs),
+    /// Read an OpenAI-format batch output file (one JSON line per request: custom_id, and
+    /// response {status_code, body} or error) into the run's response cache, where the next
+    /// export or run finds each reply by its custom_id.
+    Import(BatchImportArgs),
+}
+
+/// Which stage `hierarag batch export` exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BatchStage {
+    /// The generator's and the filter's requests.
+    Generate,
+}
+
+/// `hierarag batch export`.
+#[derive(Debug, Args)]
+pub struct BatchExportArgs {
+    /// The run directory (made, indexed and planned on the first export).
+    #[arg(value_name = "RUN")]
+    pub dir: PathBuf,
+    /// The stage whose requests are exported.
+    #[arg(long, value_enum, default_value = "generate")]
+    pub stage: BatchStage,
+    /// The run config [default: the config the run was started with]. Its [run] dir is
+    /// replaced by RUN. The generator and the filter need an openai backend (the model name
+    /// goes into every request; base_urls are not called).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The batch input file [default: RUN/batch-STAGE-input.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `hierarag batch import`.
+#[derive(Debug, Args)]
+pub struct BatchImportArgs {
+    /// The run directory whose response cache receives the replies.
+    #[arg(value_name = "RUN")]
+    pub dir: PathBuf,
+    /// The batch output file (OpenAI's format, as vLLM's run_batch and OpenAI write it).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The run config [default: the config the run was started with]: its generator's and
+    /// filter's cache files receive the replies.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// `hierarag annotate …`.

@@ -85,6 +85,44 @@ pub fn answer_config(args: &AnswerArgs) -> anyhow::Result<RunConfig> {
     Ok(config)
 }
 
+/// The whole run config of a command over a run directory: `config`, else the config the run
+/// was started with (when its file is still there); its `[run] dir` set to `run`. With the
+/// path it was read from.
+pub fn run_config_of(
+    config: Option<&Path>,
+    run: &hierarag_run::RunDir,
+    reporter: &dyn hierarag_run::Reporter,
+) -> anyhow::Result<(RunConfig, PathBuf)> {
+    let path = match config {
+        Some(path) => path.to_path_buf(),
+        None => {
+            let manifest = run
+                .manifest()
+                .exists()
+                .then(|| hierarag_run::Manifest::load(run))
+                .transpose()?;
+            let Some(path) = manifest
+                .as_ref()
+                .and_then(|m| m.config.get("source"))
+                .and_then(|s| s.as_str())
+                .map(PathBuf::from)
+                .filter(|p| p.is_file())
+            else {
+                bail!(
+                    "{}: no run config recorded for this directory (or its file is gone): give \
+--config FILE",
+                    run.root().display()
+                );
+            };
+            reporter.note(&format!("the run config {}", path.display()));
+            path
+        }
+    };
+    let mut loaded = RunConfig::load(&path)?;
+    loaded.run.dir = run.root().to_path_buf();
+    Ok((loaded, path))
+}
+
 /// The model settings a stand-alone stage over an existing run uses: `config`, else the
 /// config the run was started with (when its file is still there), else the defaults; with
 /// the run's seed where no file was read.

@@ -3,6 +3,7 @@
 
 mod analyze;
 mod annotate;
+mod batch;
 mod compare;
 mod data;
 mod eval;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export::run(&args, printer),
         Command::Import(args) => import::run(&args, printer),
         Command::Annotate(command) => annotate::run(&command, printer),
+        Command::Batch(command) => batch::run(&command, printer),
         Command::System(command) => system::run(&command, printer),
     }
 }

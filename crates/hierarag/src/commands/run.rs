@@ -24,6 +24,7 @@ pub fn run(args: &RunArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         config_path: args.config.clone(),
         reconfigure: args.reconfigure,
         check_endpoints: !args.no_check_endpoints,
+        export_batch: None,
     };
     let outcome = chain::run(&config, &options, &printer)?;
     if let Some(stage) = outcome.stopped_at

@@ -19,8 +19,8 @@ pub fn generate(args: &GenerateArgs, printer: Printer) -> anyhow::Result<ExitCod
         &config,
         &run,
         &args.plan,
-        &spec,
-        args.corpus.on_error,
+        (&spec, args.corpus.on_error),
+        None,
         &printer,
     )?;
     printer.note(&format!("wrote {}", run.benchmark().display()));

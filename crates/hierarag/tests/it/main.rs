@@ -3,6 +3,7 @@
 mod support;
 
 mod annotate;
+mod batch;
 mod cli;
 mod compare;
 mod eval_text;

@@ -61,7 +61,7 @@ fn words_after<'a>(text: &'a str, marker: &str, n: usize) -> Vec<&'a str> {
         .collect()
 }
 
-fn chat(body: &Value) -> Reply {
+pub(crate) fn chat(body: &Value) -> Reply {
     let messages = body["messages"].as_array().unwrap();
     let words: usize = messages
         .iter()
@@ -171,7 +171,7 @@ Korean (한국어), the language of the documents\n";
     })
 }
 
-fn embeddings(body: &Value) -> Reply {
+pub(crate) fn embeddings(body: &Value) -> Reply {
     let inputs: Vec<String> = match &body["input"] {
         Value::Array(items) => items
             .iter()
@@ -214,7 +214,7 @@ const TOPICS: [&str; 8] = [
 ];
 
 /// A small corpus of plain English documents (one marked FAILME when asked).
-fn write_corpus(dir: &Path, with_failing: bool) -> PathBuf {
+pub(crate) fn write_corpus(dir: &Path, with_failing: bool) -> PathBuf {
     let mut lines = String::new();
     for n in 0..40 {
         let topic = TOPICS[n % TOPICS.len()];
@@ -239,7 +239,7 @@ and the regional museum keeps records of the {topic} since {year}.",
     path
 }
 
-fn write_config(dir: &Path, corpus: &Path, base_url: &str, run_dir: &Path) -> PathBuf {
+pub(crate) fn write_config(dir: &Path, corpus: &Path, base_url: &str, run_dir: &Path) -> PathBuf {
     let config = format!(
         r#"[run]
 dir = "{run}"
@@ -284,7 +284,7 @@ batch_size = 8
 }
 
 /// The records of a JSONL file (none when it is absent).
-fn records(path: &Path) -> Vec<Value> {
+pub(crate) fn records(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -305,7 +305,7 @@ fn corpus_texts(corpus: &Path) -> std::collections::HashMap<String, String> {
         .collect()
 }
 
-fn hierarag() -> StdCommand {
+pub(crate) fn hierarag() -> StdCommand {
     let mut command = StdCommand::cargo_bin("hierarag").unwrap();
     command.env_remove("RUST_LOG");
     command
@@ -327,11 +327,11 @@ fn dry_run(config: &Path) -> String {
     stdout
 }
 
-fn run_to_end(config: &Path) -> std::process::Output {
+pub(crate) fn run_to_end(config: &Path) -> std::process::Output {
     hierarag().arg("run").arg(config).output().unwrap()
 }
 
-const OUTPUTS: [&str; 7] = [
+pub(crate) const OUTPUTS: [&str; 7] = [
     "plan.jsonl",
     "taxonomy.toml",
     "benchmark.jsonl",
@@ -341,7 +341,7 @@ const OUTPUTS: [&str; 7] = [
     "analysis.json",
 ];
 
-fn lines(path: &Path) -> usize {
+pub(crate) fn lines(path: &Path) -> usize {
     std::fs::read(path)
         .map(|b| b.iter().filter(|&&c| c == b'\n').count())
         .unwrap_or(0)

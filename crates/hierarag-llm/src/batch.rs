@@ -1,0 +1,278 @@
+//! Batch inference: a client in batch mode answers what its response cache holds and defers
+//! every other request ([`LlmError::Deferred`]), so that a stage's pass collects a round of
+//! requests without calling; [`ChatClient::run_batches`](crate::ChatClient::run_batches) then
+//! sends that round through the provider's batch API, records each batch in the run's
+//! [`BatchLedger`], polls it with backoff, and stores its results in the response cache, where
+//! the stage's next pass finds them. Requests that need another round (a repair, the filter after
+//! generation) are deferred by that pass and go in the next batch; a request whose result is an
+//! error fails its item only, as a failed call does.
+//!
+//! A batch's `custom_id` is the request's cache key, so a result lands where the stage looks for
+//! it, and a run killed while it waits re-attaches to the batches its ledger lists as not ended
+//! instead of submitting their requests again. The same keys make the OpenAI-format files of
+//! `hierarag batch export` and `import` (a user's vLLM `run_batch` or Ray Data job in between)
+//! meet the same cache.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::budget::Reservation;
+use crate::dispatch::Dispatcher;
+use crate::error::LlmError;
+use crate::types::{BatchBackend, BatchResult, ChatRequest};
+
+/// How long the poll interval may grow, as a multiple of the first one.
+const MAX_POLL_FACTOR: u32 = 16;
+
+/// A client's batch mode: the provider's interface, and the requests a pass deferred.
+#[derive(Debug)]
+pub(crate) struct Batching {
+    pub(crate) api: Dispatcher<dyn BatchBackend>,
+    /// The first wait between polls; it doubles up to [`MAX_POLL_FACTOR`] times this.
+    pub(crate) poll: Duration,
+    pub(crate) deferred: Mutex<Deferred>,
+}
+
+/// Requests deferred to the next batch, by cache key, and the requests whose batch result was
+/// an error (a later pass fails them instead of deferring them again).
+#[derive(Debug, Default)]
+pub(crate) struct Deferred {
+    pub(crate) pending: BTreeMap<String, (ChatRequest, Option<Reservation>)>,
+    pub(crate) failed: HashMap<String, String>,
+}
+
+impl Batching {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Deferred> {
+        self.deferred.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The pending requests as entries of batches within the provider's limits, in key order.
+    pub(crate) fn take_chunks(&self) -> Vec<Vec<(String, Value, Option<Reservation>)>> {
+        let pending = std::mem::take(&mut self.lock().pending);
+        let backend = self.api.pool.first();
+        let (max_requests, max_bytes) = backend.limits();
+        let mut chunks: Vec<Vec<(String, Value, Option<Reservation>)>> = Vec::new();
+        let mut bytes = 0;
+        for (key, (request, reservation)) in pending {
+            let entry = backend.entry(&key, &request);
+            let size = entry.to_string().len() + 1;
+            let full = chunks
+                .last()
+                .is_none_or(|chunk| chunk.len() >= max_requests || bytes + size > max_bytes);
+            if full {
+                chunks.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += size;
+            chunks
+                .last_mut()
+                .expect("a chunk was pushed")
+                .push((key, entry, reservation));
+        }
+        chunks
+    }
+
+    /// Waits, with backoff, until batch `id` has ended; `report` hears each new state.
+    pub(crate) async fn wait(
+        &self,
+        id: &str,
+        report: &(dyn Fn(&str) + Sync),
+    ) -> Result<crate::types::BatchStatus, LlmError> {
+        let mut wait = self.poll;
+        let mut last_state = String::new();
+        loop {
+            let status = self
+                .api
+                .call(
+                    |b| b.endpoint().to_string(),
+                    |b| Box::pin(async move { b.status(id).await }),
+                )
+                .await?
+                .0;
+            if status.state != last_state {
+                report(&format!("batch {id}: {}", status.state));
+                last_state.clone_from(&status.state);
+            }
+            if status.ended {
+                return Ok(status);
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(self.poll * MAX_POLL_FACTOR);
+        }
+    }
+
+    /// The results of ended batch `status`.
+    pub(crate) async fn results(
+        &self,
+        status: &crate::types::BatchStatus,
+    ) -> Result<Vec<BatchResult>, LlmError> {
+        Ok(self
+            .api
+            .call(
+                |b| b.endpoint().to_string(),
+                |b| Box::pin(async move { b.results(status).await }),
+            )
+            .await?
+            .0)
+    }
+}
+
+/// What [`ChatClient::run_batches`](crate::ChatClient::run_batches) did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BatchRound {
+    /// Batches submitted in this round, and the requests they held.
+    pub submitted: usize,
+    pub requests: usize,
+    /// Batches of an earlier process found not ended in the ledger and waited for.
+    pub reattached: usize,
+    /// Results stored in the cache, and results that were errors (their items fail).
+    pub succeeded: usize,
+    pub failed: usize,
+    /// Requests a batch did not reach before it ended (expired or cancelled); their items fail.
+    pub not_run: usize,
+}
+
+/// One line of a run's batch record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum LedgerLine {
+    /// A batch was submitted: from here on a rerun waits for it instead of submitting again.
+    Submitted {
+        batch_id: String,
+        backend: String,
+        model: String,
+        endpoint: String,
+        requests: usize,
+        unix_s: u64,
+    },
+    /// A batch's results were read into the response cache.
+    Ended {
+        batch_id: String,
+        state: String,
+        succeeded: usize,
+        failed: usize,
+        unix_s: u64,
+    },
+}
+
+/// A run directory's record of its batches (`batches.jsonl`): appended, each line synced
+/// before the work it records goes on, never rewritten. One writer: the run's.
+#[derive(Debug, Clone)]
+pub struct BatchLedger {
+    path: PathBuf,
+}
+
+impl BatchLedger {
+    pub fn new(path: &Path) -> BatchLedger {
+        BatchLedger {
+            path: path.to_path_buf(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn error(&self, message: String) -> LlmError {
+        LlmError::Batch {
+            message: format!("{}: {message}", self.path.display()),
+        }
+    }
+
+    /// Every line, in order (none when the file does not exist). A line that cannot be read
+    /// is an error naming it.
+    pub fn lines(&self) -> Result<Vec<LedgerLine>, LlmError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.error(e.to_string())),
+        };
+        text.lines()
+            .enumerate()
+            .filter(|(_, line)| !line.trim().is_empty())
+            .map(|(n, line)| {
+                serde_json::from_str(line).map_err(|e| self.error(format!("line {}: {e}", n + 1)))
+            })
+            .collect()
+    }
+
+    pub(crate) fn append(&self, line: &LedgerLine) -> Result<(), LlmError> {
+        let write = || -> std::io::Result<()> {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)?;
+            let mut text = serde_json::to_string(line).expect("a ledger line serialises");
+            text.push('\n');
+            file.write_all(text.as_bytes())?;
+            file.sync_data()
+        };
+        write().map_err(|e| self.error(e.to_string()))
+    }
+
+    /// The batches submitted to `endpoint` for (`backend`, `model`) whose results were not read.
+    pub(crate) fn open_batches(
+        &self,
+        backend: &str,
+        model: &str,
+        endpoint: &str,
+    ) -> Result<Vec<String>, LlmError> {
+        let lines = self.lines()?;
+        let ended: Vec<&str> = lines
+            .iter()
+            .filter_map(|line| match line {
+                LedgerLine::Ended { batch_id, .. } => Some(batch_id.as_str()),
+                LedgerLine::Submitted { .. } => None,
+            })
+            .collect();
+        Ok(lines
+            .iter()
+            .filter_map(|line| match line {
+                LedgerLine::Submitted {
+                    batch_id,
+                    backend: b,
+                    model: m,
+                    endpoint: e,
+                    ..
+                } if (b.as_str(), m.as_str(), e.as_str()) == (backend, model, endpoint)
+                    && !ended.contains(&batch_id.as_str()) =>
+                {
+                    Some(batch_id.clone())
+                }
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+pub(crate) fn now_unix_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The batch interface of a client's endpoints (the first one takes every batch).
+pub(crate) fn batching(
+    api: Arc<dyn BatchBackend>,
+    settings: &crate::config::ClientSettings,
+    backend: &str,
+    model: &str,
+    poll: Duration,
+) -> Batching {
+    Batching {
+        api: Dispatcher::new(
+            crate::endpoints::EndpointPool::new(vec![api]),
+            settings,
+            backend,
+            model,
+        ),
+        poll,
+        deferred: Mutex::new(Deferred::default()),
+    }
+}

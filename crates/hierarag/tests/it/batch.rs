@@ -1,0 +1,476 @@
+//! Batch inference: `batch = true` through the batch mock (OpenAI's files and batches, written
+//! from the API reference and driven by the official SDKs in `batch_mock_is_the_api_the_sdks_read`),
+//! a run killed while it waits that re-attaches instead of submitting again, and the export and
+//! import of `hierarag batch` through the `openai` SDK's types and client.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use hierarag_test_support::batches::{BatchMock, Ending};
+use hierarag_test_support::mock::Reply;
+use serde_json::{Value, json};
+
+use crate::run::{
+    OUTPUTS, chat, embeddings, hierarag, lines, records, run_to_end, start_mock, write_config,
+    write_corpus,
+};
+
+/// A batch mock answering as the run tests' chat mock does.
+fn batch_mock(ending: Ending) -> BatchMock {
+    BatchMock::serve_with(ending, |path, body| match path {
+        "/v1/chat/completions" => chat(body),
+        "/v1/embeddings" => embeddings(body),
+        _ => Reply::json(404, json!({"error": {"message": "no route"}})),
+    })
+}
+
+/// A run config whose generator and filter (`[llm]`) go through `batch_url`'s batch API, the
+/// embeddings through `plain_url`.
+fn batch_config(
+    dir: &Path,
+    corpus: &Path,
+    batch_url: &str,
+    plain_url: &str,
+    run: &Path,
+) -> PathBuf {
+    let config = write_config(dir, corpus, plain_url, run);
+    let text = std::fs::read_to_string(&config).unwrap();
+    let (head, embeddings) = text.split_once("[embeddings]").unwrap();
+    let head = head.replacen(plain_url, batch_url, 1).replacen(
+        "concurrency = 4\n",
+        "concurrency = 4\nbatch = true\nbatch_poll_s = 0.02\n",
+        1,
+    );
+    std::fs::write(&config, format!("{head}[embeddings]{embeddings}")).unwrap();
+    config
+}
+
+fn assert_ok(out: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{}\n{stderr}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+fn same_outputs(a: &Path, b: &Path) {
+    for file in OUTPUTS {
+        let left = std::fs::read(a.join(file)).unwrap();
+        let right = std::fs::read(b.join(file)).unwrap();
+        assert!(left == right, "{file} differs");
+    }
+}
+
+/// A run with `batch = true` ends with the same files as one that calls, its generation and its
+/// filter each one batch (a round each), recorded in batches.jsonl; a run SIGKILLed while it
+/// waits for a batch re-attaches to it on the rerun and submits no request twice.
+#[test]
+fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
+    let plain = start_mock(0);
+    let mock = batch_mock(Ending::default());
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+
+    let calling = dir.path().join("calling");
+    assert_ok(&run_to_end(&write_config(
+        dir.path(),
+        &corpus,
+        &plain,
+        &calling,
+    )));
+
+    let batched = dir.path().join("batched");
+    let stderr = assert_ok(&run_to_end(&batch_config(
+        dir.path(),
+        &corpus,
+        &mock.v1(),
+        &plain,
+        &batched,
+    )));
+    same_outputs(&calling, &batched);
+    let ledger = records(&batched.join("batches.jsonl"));
+    let submitted: Vec<&Value> = ledger
+        .iter()
+        .filter(|l| l["event"] == "submitted")
+        .collect();
+    let ended: Vec<&Value> = ledger.iter().filter(|l| l["event"] == "ended").collect();
+    assert_eq!(submitted.len(), mock.submitted(), "{ledger:?}");
+    assert!(
+        submitted.len() >= 2,
+        "a generation and a filter round: {ledger:?}"
+    );
+    assert_eq!(ended.len(), submitted.len(), "{ledger:?}");
+    assert!(
+        ended
+            .iter()
+            .all(|l| l["state"] == "completed" && l["failed"] == 0)
+    );
+    // The 24 questions' generation requests went in the first batch.
+    assert_eq!(submitted[0]["requests"], 24, "{ledger:?}");
+    assert!(stderr.contains("requests submitted"), "{stderr}");
+    let ids = mock.custom_ids();
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "a request was submitted twice");
+
+    // Killed while it waits for its first batch, which does not end until the test says so.
+    let slow = batch_mock(Ending {
+        polls: usize::MAX,
+        ..Ending::default()
+    });
+    let killed = dir.path().join("killed");
+    let config = batch_config(dir.path(), &corpus, &slow.v1(), &plain, &killed);
+    let mut child = hierarag()
+        .arg("run")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while lines(&killed.join("batches.jsonl")) == 0 || slow.polls() < 2 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended by itself"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "no batch submitted within 2 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(slow.submitted(), 1);
+    slow.set_ending(Ending::default());
+    let stderr = assert_ok(&run_to_end(&config));
+    assert!(stderr.contains("submitted by an earlier run"), "{stderr}");
+    same_outputs(&calling, &killed);
+    let ids = slow.custom_ids();
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(
+        unique.len(),
+        ids.len(),
+        "a request was submitted twice after the kill"
+    );
+    assert_eq!(slow.submitted(), mock.submitted());
+}
+
+/// `hierarag batch export` writes lines the `openai` SDK's request types accept; the SDK's
+/// client runs them against the chat mock and writes the output file in the documented format;
+/// `hierarag batch import` reads it; rounds repeat until nothing is pending, and the run then
+/// ends with the files of a run that called the model itself.
+#[test]
+fn export_and_import_round_trip_through_the_openai_sdk() {
+    let plain = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let calling = dir.path().join("calling");
+    assert_ok(&run_to_end(&write_config(
+        dir.path(),
+        &corpus,
+        &plain,
+        &calling,
+    )));
+
+    let exported = dir.path().join("exported");
+    let config = write_config(dir.path(), &corpus, &plain, &exported);
+    let script = r#"
+import json, sys, typing
+import openai, pydantic
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+params = pydantic.TypeAdapter(CompletionCreateParamsNonStreaming)
+messages = pydantic.TypeAdapter(typing.List[ChatCompletionMessageParam])
+known = set(typing.get_type_hints(CompletionCreateParamsNonStreaming))
+client = openai.OpenAI(base_url=sys.argv[3], api_key="unused")
+out = open(sys.argv[2], "w")
+for n, line in enumerate(open(sys.argv[1])):
+    request = json.loads(line)
+    assert set(request) == {"custom_id", "method", "url", "body"}, request.keys()
+    assert request["method"] == "POST" and request["url"] == "/v1/chat/completions"
+    params.validate_python(request["body"])
+    messages.validate_python(request["body"]["messages"])
+    assert set(request["body"]) <= known, set(request["body"]) - known
+    completion = client.chat.completions.create(**request["body"])
+    out.write(json.dumps({"id": f"batch_req_{n}", "custom_id": request["custom_id"],
+                          "response": {"status_code": 200, "request_id": f"req_{n}",
+                                       "body": completion.model_dump(mode="json")},
+                          "error": None}) + "\n")
+"#;
+    let mut rounds = 0;
+    loop {
+        let input = dir.path().join(format!("round{rounds}.jsonl"));
+        let out = hierarag()
+            .args(["batch", "export"])
+            .arg(&exported)
+            .arg("--config")
+            .arg(&config)
+            .arg("--out")
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        if stdout.starts_with("nothing pending") {
+            break;
+        }
+        assert!(stdout.starts_with("wrote "), "{stdout}");
+        rounds += 1;
+        assert!(rounds <= 4, "still pending after 4 rounds: {stdout}");
+        let output = dir.path().join(format!("round{rounds}.out.jsonl"));
+        let sdk = std::process::Command::new(crate::support::peers_python())
+            .args(["-c", script])
+            .arg(&input)
+            .arg(&output)
+            .arg(&plain)
+            .output()
+            .unwrap();
+        assert!(
+            sdk.status.success(),
+            "{}",
+            String::from_utf8_lossy(&sdk.stderr)
+        );
+        assert_eq!(lines(&output), lines(&input));
+        let out = hierarag()
+            .args(["batch", "import"])
+            .arg(&exported)
+            .arg(&output)
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("{} replies stored", lines(&input))),
+            "{stdout}"
+        );
+    }
+    // Generation, then the filter.
+    assert!(rounds >= 2, "{rounds} rounds");
+    assert_ok(&run_to_end(&config));
+    same_outputs(&calling, &exported);
+}
+
+/// The batch mock is the API the official SDKs read: the `openai` SDK uploads a file, creates a
+/// batch, polls it and downloads its output; the `anthropic` SDK creates a message batch, polls
+/// it and iterates its results. Then the client in batch mode sends the same requests through
+/// each API and stores the same texts the SDKs got.
+#[test]
+fn batch_mock_is_the_api_the_sdks_read() {
+    use hierarag_llm::{
+        BatchLedger, ChatBackendKind, ChatClient, ChatRequest, LlmConfig, LlmError, Message,
+    };
+
+    let mock = BatchMock::serve(Ending {
+        polls: 2,
+        ..Ending::default()
+    });
+    let questions = ["Capital of France?", "Capital of Peru?", "Capital of Chad?"];
+    let script = r#"
+import io, json, sys, time
+import anthropic, openai
+root, questions = sys.argv[1], json.loads(sys.argv[2])
+o = openai.OpenAI(base_url=root + "/v1", api_key="unused")
+lines = "".join(json.dumps({"custom_id": f"q{n}", "method": "POST", "url": "/v1/chat/completions",
+                            "body": {"model": "gpt-test", "max_tokens": 16,
+                                     "messages": [{"role": "user", "content": q}]}}) + "\n"
+                for n, q in enumerate(questions))
+f = o.files.create(file=("in.jsonl", io.BytesIO(lines.encode())), purpose="batch")
+b = o.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions", completion_window="24h")
+while b.status not in ("completed", "failed", "expired", "cancelled"):
+    time.sleep(0.01)
+    b = o.batches.retrieve(b.id)
+assert b.status == "completed", b.status
+openai_texts = {}
+for line in o.files.content(b.output_file_id).text.splitlines():
+    r = json.loads(line)
+    completion = openai.types.chat.ChatCompletion.model_validate(r["response"]["body"])
+    openai_texts[r["custom_id"]] = completion.choices[0].message.content
+a = anthropic.Anthropic(base_url=root, api_key="unused")
+mb = a.messages.batches.create(requests=[
+    {"custom_id": f"q{n}", "params": {"model": "claude-test", "max_tokens": 16,
+                                      "messages": [{"role": "user", "content": q}]}}
+    for n, q in enumerate(questions)])
+while mb.processing_status != "ended":
+    time.sleep(0.01)
+    mb = a.messages.batches.retrieve(mb.id)
+anthropic_texts = {}
+for result in a.messages.batches.results(mb.id):
+    assert result.result.type == "succeeded", result
+    anthropic_texts[result.custom_id] = "".join(c.text for c in result.result.message.content)
+print(json.dumps({"openai": openai_texts, "anthropic": anthropic_texts}))
+"#;
+    let sdk = std::process::Command::new(crate::support::peers_python())
+        .args(["-c", script, &mock.root, &json!(questions).to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        sdk.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sdk.stderr)
+    );
+    let sdk: Value = serde_json::from_slice(&sdk.stdout).unwrap();
+    assert_eq!(mock.submitted(), 2);
+
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for (backend, base_url, model, api) in [
+        (ChatBackendKind::OpenAi, mock.v1(), "gpt-test", "openai"),
+        (
+            ChatBackendKind::Anthropic,
+            mock.root.clone(),
+            "claude-test",
+            "anthropic",
+        ),
+    ] {
+        let mut config = LlmConfig::new(backend, model);
+        config.base_urls = vec![base_url];
+        config.cache = hierarag_llm::CacheSetting::Path(format!("{api}.sqlite").into());
+        let client = ChatClient::from_config(&config, dir.path()).unwrap();
+        client.set_batch_mode(Duration::from_millis(10)).unwrap();
+        let requests: Vec<ChatRequest> = questions
+            .iter()
+            .map(|q| {
+                let mut request = ChatRequest::new(vec![Message::user(*q)]);
+                request.max_tokens = 16;
+                request
+            })
+            .collect();
+        for request in &requests {
+            let deferred = runtime.block_on(client.complete(request));
+            assert!(matches!(deferred, Err(LlmError::Deferred)), "{deferred:?}");
+        }
+        assert_eq!(client.deferred(), 3);
+        let ledger = BatchLedger::new(&dir.path().join(format!("{api}-batches.jsonl")));
+        let round = runtime
+            .block_on(client.run_batches(&ledger, &|_| {}))
+            .unwrap();
+        assert_eq!(
+            (round.submitted, round.requests, round.succeeded),
+            (1, 3, 3)
+        );
+        for (n, request) in requests.iter().enumerate() {
+            let reply = runtime.block_on(client.complete(request)).unwrap();
+            assert!(reply.cached);
+            assert_eq!(
+                reply.completion.text,
+                sdk[api][format!("q{n}")],
+                "{api} q{n}"
+            );
+        }
+        assert_eq!(ledger.lines().unwrap().len(), 2);
+    }
+}
+
+/// A batch that expires part-way, one that is cancelled, and results that are errors: the
+/// requests with results are stored, the others fail their items (as a failed call does), and
+/// the ledger says how each batch ended.
+#[test]
+fn expired_cancelled_and_failed_requests_fail_only_their_items() {
+    use hierarag_llm::{
+        BatchLedger, ChatBackendKind, ChatClient, ChatRequest, LlmConfig, LlmError, Message,
+    };
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "expired",
+            Ending {
+                run: Some(4),
+                ..Ending::default()
+            },
+            "completed",
+        ),
+        (
+            "cancelled",
+            Ending {
+                run: Some(2),
+                cancel: true,
+                ..Ending::default()
+            },
+            "cancelled",
+        ),
+        (
+            "errors",
+            Ending {
+                error_every: Some(3),
+                ..Ending::default()
+            },
+            "completed",
+        ),
+    ];
+    for (backend, api) in [
+        (ChatBackendKind::OpenAi, "openai"),
+        (ChatBackendKind::Anthropic, "anthropic"),
+    ] {
+        for (case, ending, _) in &cases {
+            let mock = BatchMock::serve(ending.clone());
+            let mut config = LlmConfig::new(backend, "m");
+            config.base_urls = vec![if api == "openai" {
+                mock.v1()
+            } else {
+                mock.root.clone()
+            }];
+            config.cache = hierarag_llm::CacheSetting::Path(format!("{api}-{case}.sqlite").into());
+            let client = ChatClient::from_config(&config, dir.path()).unwrap();
+            client.set_batch_mode(Duration::from_millis(5)).unwrap();
+            let requests: Vec<ChatRequest> = (0..6)
+                .map(|n| ChatRequest::new(vec![Message::user(format!("question {n}"))]))
+                .collect();
+            for request in &requests {
+                assert!(matches!(
+                    runtime.block_on(client.complete(request)),
+                    Err(LlmError::Deferred)
+                ));
+            }
+            let ledger = BatchLedger::new(&dir.path().join(format!("{api}-{case}.jsonl")));
+            let round = runtime
+                .block_on(client.run_batches(&ledger, &|_| {}))
+                .unwrap();
+            let answered: Vec<bool> = requests
+                .iter()
+                .map(|r| match runtime.block_on(client.complete(r)) {
+                    Ok(reply) => {
+                        assert!(reply.cached);
+                        true
+                    }
+                    Err(LlmError::Call { reason, .. }) => {
+                        assert!(reason.starts_with("in a batch: "), "{reason}");
+                        false
+                    }
+                    Err(other) => panic!("{api} {case}: {other}"),
+                })
+                .collect();
+            let ok = answered.iter().filter(|a| **a).count();
+            let expected_ok = match *case {
+                "expired" => 4,
+                "cancelled" => 2,
+                _ => 4,
+            };
+            assert_eq!(ok, expected_ok, "{api} {case}: {round:?}");
+            assert_eq!(round.succeeded, expected_ok, "{api} {case}");
+            assert_eq!(
+                round.failed + round.not_run,
+                6 - expected_ok,
+                "{api} {case}: {round:?}"
+            );
+            // Nothing is deferred again: the failed requests fail, the stored ones are answered.
+            assert_eq!(client.deferred(), 0);
+            let lines = ledger.lines().unwrap();
+            assert_eq!(lines.len(), 2, "{api} {case}");
+            let ended = serde_json::to_value(&lines[1]).unwrap();
+            let expected_state = match (api, *case) {
+                ("anthropic", _) => "ended",
+                (_, "expired") => "expired",
+                (_, "cancelled") => "cancelled",
+                _ => "completed",
+            };
+            assert_eq!(ended["state"], expected_state, "{api} {case}");
+        }
+    }
+}
