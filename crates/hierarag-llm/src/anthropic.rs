@@ -6,7 +6,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::http::{PostUrl, get_bytes, get_json, post_json, server_message};
+use crate::http::{PostUrl, get_bytes, get_json, post_json, post_json_text, server_message};
 use crate::openai::decimal;
 use crate::types::{
     BatchBackend, BatchResult, BatchStatus, BoxFuture, CallError, ChatBackend, ChatRequest,
@@ -202,16 +202,12 @@ impl BatchBackend for AnthropicChat {
         json!({"custom_id": custom_id, "params": self.request_body(request)})
     }
 
-    fn submit<'a>(&'a self, entries: &'a [Value]) -> BoxFuture<'a, Result<String, CallError>> {
+    fn submit<'a>(&'a self, entries: &'a [String]) -> BoxFuture<'a, Result<String, CallError>> {
         Box::pin(async move {
             let url = PostUrl::new(format!("{}/v1/messages/batches", self.base_url));
-            let batch: MessageBatch = post_json(
-                &self.client,
-                &url,
-                self.headers()?,
-                &json!({"requests": entries}),
-            )
-            .await?;
+            let body = format!("{{\"requests\":[{}]}}", entries.join(","));
+            let batch: MessageBatch =
+                post_json_text(&self.client, &url, self.headers()?, body).await?;
             Ok(batch.id)
         })
     }

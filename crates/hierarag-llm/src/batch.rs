@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::budget::Reservation;
 use crate::dispatch::Dispatcher;
@@ -53,15 +52,15 @@ impl Batching {
     }
 
     /// The pending requests as entries of batches within the provider's limits, in key order.
-    pub(crate) fn take_chunks(&self) -> Vec<Vec<(String, Value, Option<Reservation>)>> {
+    pub(crate) fn take_chunks(&self) -> Vec<Vec<(String, String, Option<Reservation>)>> {
         let pending = std::mem::take(&mut self.lock().pending);
         let backend = self.api.pool.first();
         let (max_requests, max_bytes) = backend.limits();
-        let mut chunks: Vec<Vec<(String, Value, Option<Reservation>)>> = Vec::new();
+        let mut chunks: Vec<Vec<(String, String, Option<Reservation>)>> = Vec::new();
         let mut bytes = 0;
         for (key, (request, reservation)) in pending {
-            let entry = backend.entry(&key, &request);
-            let size = entry.to_string().len() + 1;
+            let entry = backend.entry(&key, &request).to_string();
+            let size = entry.len() + 1;
             let full = chunks
                 .last()
                 .is_none_or(|chunk| chunk.len() >= max_requests || bytes + size > max_bytes);

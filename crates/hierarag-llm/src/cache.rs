@@ -179,27 +179,38 @@ impl ResponseCache {
         model: &str,
         completion: &Completion,
     ) -> Result<(), LlmError> {
+        self.put_completions(backend, model, vec![(key.to_string(), completion.clone())])
+            .await
+    }
+
+    /// Stores several completions (a batch's results) in one transaction, committed when this
+    /// returns; as [`ResponseCache::put_completion`] each.
+    pub(crate) async fn put_completions(
+        &self,
+        backend: &str,
+        model: &str,
+        completions: Vec<(String, Completion)>,
+    ) -> Result<(), LlmError> {
         let insert = self.shared.insert_completion;
-        let (key, backend, model, completion) = (
-            key.to_string(),
-            backend.to_string(),
-            model.to_string(),
-            completion.clone(),
-        );
+        let (backend, model) = (backend.to_string(), model.to_string());
         self.write(move |connection| {
-            connection
-                .prepare_cached(insert)?
-                .execute(params![
-                    key,
-                    backend,
-                    model,
-                    completion.text,
-                    completion.finish_reason,
-                    completion.usage.prompt_tokens as i64,
-                    completion.usage.completion_tokens as i64,
-                    completion.usage.latency_ms,
-                ])
-                .map(drop)
+            let transaction = connection.unchecked_transaction()?;
+            {
+                let mut statement = transaction.prepare_cached(insert)?;
+                for (key, completion) in &completions {
+                    statement.execute(params![
+                        key,
+                        backend,
+                        model,
+                        completion.text,
+                        completion.finish_reason,
+                        completion.usage.prompt_tokens as i64,
+                        completion.usage.completion_tokens as i64,
+                        completion.usage.latency_ms,
+                    ])?;
+                }
+            }
+            transaction.commit()
         })
         .await
     }

@@ -5,8 +5,6 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::anthropic::AnthropicChat;
 use crate::batch::{BatchLedger, BatchRound, Batching, LedgerLine, batching, now_unix_s};
 use crate::budget::{Budget, Prices, Reservation};
@@ -351,7 +349,10 @@ impl ChatClient {
                 .await?;
         }
         for chunk in batching.take_chunks() {
-            let entries: Vec<Value> = chunk.iter().map(|(_, entry, _)| entry.clone()).collect();
+            let (held, entries): (Vec<(String, Option<Reservation>)>, Vec<String>) = chunk
+                .into_iter()
+                .map(|(key, entry, reservation)| ((key, reservation), entry))
+                .unzip();
             let submitted = batching
                 .api
                 .call(
@@ -365,7 +366,7 @@ impl ChatClient {
             let id = match submitted {
                 Ok((id, _)) => id,
                 Err(error) => {
-                    self.release(chunk.iter().map(|(_, _, r)| *r));
+                    self.release(held.iter().map(|(_, r)| *r));
                     return Err(error);
                 }
             };
@@ -374,14 +375,12 @@ impl ChatClient {
                 backend: self.backend().to_string(),
                 model: self.model().to_string(),
                 endpoint: endpoint.clone(),
-                requests: chunk.len(),
+                requests: held.len(),
                 unix_s: now_unix_s(),
             })?;
-            report(&format!("batch {id}: {} requests submitted", chunk.len()));
+            report(&format!("batch {id}: {} requests submitted", held.len()));
             round.submitted += 1;
-            round.requests += chunk.len();
-            let held: Vec<(String, Option<Reservation>)> =
-                chunk.into_iter().map(|(key, _, r)| (key, r)).collect();
+            round.requests += held.len();
             self.finish_batch(batching, ledger, &id, &held, &mut round, report)
                 .await?;
         }
@@ -474,7 +473,8 @@ impl ChatClient {
             )));
         };
         let usage = &self.inner.dispatcher.usage;
-        let (mut stored, mut failed) = (0, 0);
+        let mut completions = Vec::new();
+        let mut failed = 0;
         for result in results {
             usage.attempt(Duration::ZERO, false);
             match &result.outcome {
@@ -484,10 +484,7 @@ impl ChatClient {
                         completion.usage.completion_tokens,
                         completion.usage.cached_prompt_tokens,
                     );
-                    cache
-                        .put_completion(&result.custom_id, self.backend(), self.model(), completion)
-                        .await?;
-                    stored += 1;
+                    completions.push((result.custom_id.clone(), completion.clone()));
                 }
                 Err(reason) => {
                     if let Some(batching) = self.inner.batching.get() {
@@ -500,13 +497,17 @@ impl ChatClient {
                 }
             }
         }
+        let stored = completions.len();
+        cache
+            .put_completions(self.backend(), self.model(), completions)
+            .await?;
         Ok((stored, failed))
     }
 
     /// The requests deferred since the last round as lines of a batch input file in the
-    /// provider's format (OpenAI's: `custom_id`, `method`, `url`, `body`), in key order; they
-    /// are no longer pending (their reservations are given back).
-    pub fn take_batch_entries(&self) -> Vec<Value> {
+    /// provider's format (OpenAI's: `custom_id`, `method`, `url`, `body`; JSON text), in key
+    /// order; they are no longer pending (their reservations are given back).
+    pub fn take_batch_entries(&self) -> Vec<String> {
         let Some(batching) = self.inner.batching.get() else {
             return Vec::new();
         };

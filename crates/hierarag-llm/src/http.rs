@@ -121,6 +121,25 @@ pub(crate) async fn post_json_limited<T: DeserializeOwned>(
     read_json(&bytes, "POST", url)
 }
 
+/// [`post_json`] of a body already serialised (`body` is JSON text).
+pub(crate) async fn post_json_text<T: DeserializeOwned>(
+    client: &reqwest::Client,
+    url: &PostUrl,
+    headers: HeaderMap,
+    body: String,
+) -> Result<T, CallError> {
+    let request = match &url.parsed {
+        Some(parsed) => client.post(parsed.clone()),
+        None => client.post(url.as_str()),
+    };
+    let request = request
+        .headers(headers)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body);
+    let bytes = exchange(request, "POST", url, usize::MAX).await?;
+    read_json(&bytes, "POST", url)
+}
+
 /// `GET url` and its JSON reply, as [`post_json`] reads it.
 pub(crate) async fn get_json<T: DeserializeOwned>(
     client: &reqwest::Client,

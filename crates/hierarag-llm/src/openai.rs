@@ -221,13 +221,10 @@ impl BatchBackend for OpenAiChat {
         batch_line(custom_id, self.request_body(request))
     }
 
-    fn submit<'a>(&'a self, entries: &'a [Value]) -> BoxFuture<'a, Result<String, CallError>> {
+    fn submit<'a>(&'a self, entries: &'a [String]) -> BoxFuture<'a, Result<String, CallError>> {
         Box::pin(async move {
-            let mut jsonl = String::new();
-            for entry in entries {
-                jsonl.push_str(&entry.to_string());
-                jsonl.push('\n');
-            }
+            let mut jsonl = entries.join("\n");
+            jsonl.push('\n');
             let file = reqwest::multipart::Part::bytes(jsonl.into_bytes())
                 .file_name("hierarag-batch.jsonl")
                 .mime_str("application/jsonl")

@@ -203,11 +203,8 @@ pub trait BatchBackend: Send + Sync + fmt::Debug {
     fn limits(&self) -> (usize, usize);
     /// The line (OpenAI) or entry (Anthropic) of `request` in a batch's input.
     fn entry(&self, custom_id: &str, request: &ChatRequest) -> serde_json::Value;
-    /// Submits `entries` as one batch; its id.
-    fn submit<'a>(
-        &'a self,
-        entries: &'a [serde_json::Value],
-    ) -> BoxFuture<'a, Result<String, CallError>>;
+    /// Submits `entries` (each an [`BatchBackend::entry`] as JSON text) as one batch; its id.
+    fn submit<'a>(&'a self, entries: &'a [String]) -> BoxFuture<'a, Result<String, CallError>>;
     /// Where batch `id` stands.
     fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus, CallError>>;
     /// The results of an ended batch: one per request that ran (those a batch did not reach

@@ -28,7 +28,6 @@
 //! to its end, and the client's turnaround: the time from a reply written to the first byte
 //! of the next request on the same connection, which every round of requests adds to a stage.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,9 +35,8 @@ use std::time::{Duration, Instant};
 use hierarag_generate::{BenchmarkRecord, GenerateSettings, Generator};
 use hierarag_llm::{BoxFuture, ChatBackend, ChatClient, ClientSettings, OpenAiChat, http_client};
 use hierarag_pipeline::{AnswerStage, GenerateStage, NoProgress};
-use hierarag_plan::{CategoryRef, DesignKind, PlanItem};
 use hierarag_rag::{AnswerSettings, Answerer, RagError, RetrievedChunk, Retriever};
-use hierarag_taxonomy::{Granularity, Taxonomy};
+use hierarag_taxonomy::Taxonomy;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -87,32 +85,11 @@ fn reply(text: String) -> Vec<u8> {
     .into_bytes()
 }
 
-/// The reply to a request, found by looking for markers in its body (cheaper than parsing
-/// it): verdicts for the filter, three candidates for the generator, a sentence for the
-/// answerer.
+/// The reply to a request (the common module's text, as an HTTP response).
 fn reply_to(body: &[u8]) -> Vec<u8> {
-    let body = std::str::from_utf8(body).expect("a UTF-8 body");
-    if body.contains("strict reviewer") {
-        // The user message numbers the candidates as "Candidate 1", "Candidate 2", …
-        let n = body.matches("Candidate ").count();
-        let verdicts: Vec<Value> = (1..=n)
-            .map(|c| json!({"candidate": c, "faithful": true, "fits_category": true, "standalone": true, "reason": ""}))
-            .collect();
-        return reply(json!({ "verdicts": verdicts }).to_string());
-    }
-    if body.contains("question-answer pairs") {
-        // In the JSON body the document's first line starts after `<document number=\"1\">\n`.
-        let marker = body
-            .split(r#"<document number=\"1\">\n"#)
-            .nth(1)
-            .unwrap_or("x");
-        let word = marker.split_whitespace().next().unwrap_or("x");
-        let candidates: Vec<Value> = (0..3)
-            .map(|i| json!({"question": format!("Question {i} about {word}?"), "answer": format!("Answer {i}")}))
-            .collect();
-        return reply(json!({ "candidates": candidates }).to_string());
-    }
-    reply("An answer from the first passage.".into())
+    reply(common::reply_text(
+        std::str::from_utf8(body).expect("a UTF-8 body"),
+    ))
 }
 
 struct Mock {
@@ -356,29 +333,7 @@ fn main() {
         ChatClient::new(vec![Arc::new(backend) as Arc<dyn ChatBackend>], &settings).unwrap();
 
     let taxonomy = Taxonomy::default_taxonomy();
-    let plan: Vec<PlanItem> = (0..items)
-        .map(|n| PlanItem {
-            item_id: format!("bench-{n:06}"),
-            design: DesignKind::Rq1,
-            set: "qc".into(),
-            doc_ids: vec![format!("doc{n}")],
-            categories: vec![CategoryRef {
-                dimension: "qc".into(),
-                level: Granularity::Coarse,
-                category: "simple".into(),
-            }],
-            persona: BTreeMap::from([("expertise".to_string(), "novice".to_string())]),
-            seed: n as u64,
-        })
-        .collect();
-    let documents = (0..items)
-        .map(|n| {
-            (
-                format!("doc{n}"),
-                format!("Document{n} is about a river and a castle and a town. ").repeat(20),
-            )
-        })
-        .collect();
+    let (plan, documents) = common::plan_and_documents(items);
     let generator = Generator::new(
         &taxonomy,
         &client,

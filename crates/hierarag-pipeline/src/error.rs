@@ -26,6 +26,10 @@ pub enum PipelineError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A batch round failed: a batch could not be submitted, polled or read, or its record
+    /// written.
+    #[error(transparent)]
+    Llm(#[from] hierarag_llm::LlmError),
 }
 
 impl PipelineError {
@@ -50,6 +54,7 @@ impl hierarag_fs::Blame for PipelineError {
             PipelineError::Record { .. }
             | PipelineError::DuplicateId { .. }
             | PipelineError::Invalid(_) => Fault::Input,
+            PipelineError::Llm(error) => error.fault(),
         }
     }
 }

@@ -30,5 +30,5 @@ pub use reporter::{Counter, Reporter, Silent, StageProgress};
 pub use stages::{
     AnswerStage, AnswerSystem, EvaluateStage, Failure, GenerateStage, JudgeStage, NoProgress,
     Progress, RatePairsStage, ScoreRecord, StageOutcome, SystemAnswerStage, TagStage, answer_seed,
-    cosine, merge_grades, score, score_with, write_failures,
+    cosine, in_batches, merge_grades, score, score_with, write_failures,
 };

@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 
 use hierarag_generate::{BenchmarkRecord, Generator, ItemOutcome, SourceDocument};
 use hierarag_judge::{AnswerGrade, AnswerInput, Judge};
-use hierarag_llm::Embedder;
+use hierarag_llm::{BatchLedger, ChatClient, Embedder};
 use hierarag_metrics::{ScoredDoc, TextTokenizers, evaluate_query};
 use hierarag_plan::PlanItem;
 use hierarag_rag::{AnswerRecord, Answerer};
@@ -23,6 +23,7 @@ pub use hierarag_records::{Failure, ScoreRecord};
 use crate::error::PipelineError;
 use crate::journal::{Journal, read_records, read_values, retain_records, write_values_atomic};
 use crate::pool::{items, spawned};
+use crate::reporter::Reporter;
 
 /// How a stage reports progress (the binary draws bars; tests pass [`NoProgress`]).
 pub trait Progress: Sync {
@@ -228,6 +229,43 @@ impl GenerateStage<'_> {
                     .ok_or_else(|| format!("document {id:?} is not in the corpus"))
             })
             .collect()
+    }
+}
+
+/// Runs a stage's passes until none defers a request to a batch: without a client in batch
+/// mode, one pass. In batch mode, first the batches an earlier run left waiting (the run
+/// ledger's) are awaited and read; then each pass answers what the cache holds and defers the
+/// rest, the deferred requests go out as batches (one per client, within the provider's
+/// limits), and their results come back into the cache for the next pass. The last pass, which
+/// deferred nothing, is the stage's outcome: its failures are the items whose requests failed.
+pub async fn in_batches<F, Fut>(
+    clients: &[&ChatClient],
+    ledger: &BatchLedger,
+    reporter: &dyn Reporter,
+    mut pass: F,
+) -> Result<StageOutcome, PipelineError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<StageOutcome, PipelineError>>,
+{
+    let batching: Vec<&ChatClient> = clients.iter().copied().filter(|c| c.batch_mode()).collect();
+    let note = |message: &str| reporter.note(message);
+    for client in &batching {
+        client.run_batches(ledger, &note).await?;
+    }
+    loop {
+        let outcome = pass().await?;
+        let deferred: usize = batching.iter().map(|c| c.deferred()).sum();
+        if deferred == 0 {
+            return Ok(outcome);
+        }
+        reporter.note(&format!(
+            "{deferred} request{} deferred to a batch",
+            if deferred == 1 { "" } else { "s" }
+        ));
+        for client in &batching {
+            client.run_batches(ledger, &note).await?;
+        }
     }
 }
 

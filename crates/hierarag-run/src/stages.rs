@@ -255,7 +255,7 @@ openai backend (this one is {:?})",
     let progress = pass.progress();
     let runtime = runtime()?;
     let outcome = match export {
-        None => runtime.block_on(in_batches(
+        None => runtime.block_on(hierarag_pipeline::in_batches(
             &clients.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
             &BatchLedger::new(&run.batches()),
             reporter,
@@ -267,11 +267,12 @@ openai backend (this one is {:?})",
             let deferred = hierarag_llm::LlmError::Deferred.to_string();
             outcome.failures.retain(|f| !f.reason.contains(&deferred));
             write_failures(&failures, &outcome.failures)?;
-            let entries: Vec<serde_json::Value> = clients
-                .iter()
-                .flat_map(|(client, _)| client.take_batch_entries())
-                .collect();
-            write_values_atomic(file, &entries.iter().collect::<Vec<_>>())?;
+            let mut lines = String::new();
+            for entry in clients.iter().flat_map(|(c, _)| c.take_batch_entries()) {
+                lines.push_str(&entry);
+                lines.push('\n');
+            }
+            write_atomic(file, lines.as_bytes())?;
             outcome
         }
     };
@@ -292,43 +293,6 @@ openai backend (this one is {:?})",
         &[&benchmark, &rejects],
     )?;
     Ok(outcome)
-}
-
-/// Runs a stage's passes until none defers a request to a batch: without a client in batch
-/// mode, one pass. In batch mode, first the batches an earlier run left waiting (the run
-/// ledger's) are awaited and read; then each pass answers what the cache holds and defers the
-/// rest, the deferred requests go out as batches (one per client, within the provider's
-/// limits), and their results come back into the cache for the next pass. The last pass, which
-/// deferred nothing, is the stage's outcome: its failures are the items whose requests failed.
-pub(crate) async fn in_batches<F, Fut>(
-    clients: &[&ChatClient],
-    ledger: &BatchLedger,
-    reporter: &dyn Reporter,
-    mut pass: F,
-) -> anyhow::Result<StageOutcome>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<StageOutcome, hierarag_pipeline::PipelineError>>,
-{
-    let batching: Vec<&ChatClient> = clients.iter().copied().filter(|c| c.batch_mode()).collect();
-    let note = |message: &str| reporter.note(message);
-    for client in &batching {
-        client.run_batches(ledger, &note).await?;
-    }
-    loop {
-        let outcome = pass().await?;
-        let deferred: usize = batching.iter().map(|c| c.deferred()).sum();
-        if deferred == 0 {
-            return Ok(outcome);
-        }
-        reporter.note(&format!(
-            "{deferred} request{} deferred to a batch",
-            if deferred == 1 { "" } else { "s" }
-        ));
-        for client in &batching {
-            client.run_batches(ledger, &note).await?;
-        }
-    }
 }
 
 /// The folder of the asset store (`HIERARAG_HOME`) where the embedded model's chunk

@@ -71,6 +71,9 @@ struct BatchState {
     polls: AtomicUsize,
     /// Time spent running requests (the processing the test measures overhead against).
     processing: Mutex<Duration>,
+    /// Time spent answering the API's calls (the processing, reading uploads and writing
+    /// results included).
+    busy: Arc<Mutex<Duration>>,
 }
 
 /// A running batch mock for the rest of the test process.
@@ -104,7 +107,11 @@ impl BatchMock {
         // The router reads its state from a slot filled once the address is known; no client
         // has the address before this returns.
         let slot: Shared = Arc::new(Mutex::new(None));
-        let root = format!("http://{}", crate::serve(router(Arc::clone(&slot))));
+        let busy = Arc::new(Mutex::new(Duration::ZERO));
+        let root = format!(
+            "http://{}",
+            crate::serve(router(Arc::clone(&slot), Arc::clone(&busy)))
+        );
         let state = Arc::new(BatchState {
             root: root.clone(),
             reply: Box::new(reply),
@@ -115,6 +122,7 @@ impl BatchMock {
             submitted: AtomicUsize::new(0),
             polls: AtomicUsize::new(0),
             processing: Mutex::new(Duration::ZERO),
+            busy,
         });
         *slot.lock().unwrap() = Some(Arc::clone(&state));
         BatchMock { root, state }
@@ -162,6 +170,12 @@ impl BatchMock {
         *self.state.processing.lock().unwrap()
     }
 
+    /// Time the mock spent in its handlers: running requests, reading uploads, writing
+    /// results (a client's overhead is its wall time beyond this).
+    pub fn busy(&self) -> Duration {
+        *self.state.busy.lock().unwrap()
+    }
+
     /// How batches end from now on.
     pub fn set_ending(&self, ending: Ending) {
         *self.state.ending.lock().unwrap() = ending;
@@ -177,7 +191,7 @@ fn state_of(slot: &Shared) -> Arc<BatchState> {
         .expect("the mock is set up before it is called")
 }
 
-fn router(slot: Shared) -> Router {
+fn router(slot: Shared, busy: Arc<Mutex<Duration>>) -> Router {
     Router::new()
         .route("/v1/files", post(upload))
         .route("/v1/files/{id}/content", get(file_content))
@@ -190,6 +204,19 @@ fn router(slot: Shared) -> Router {
         .route("/v1/messages/batches/{id}/cancel", post(cancel_anthropic))
         .route("/v1/chat/completions", post(chat))
         .route("/v1/messages", post(messages))
+        // The providers' limits on a batch's input (OpenAI 200 MB a file, Anthropic 256 MB).
+        .layer(axum::extract::DefaultBodyLimit::max(256_000_000))
+        .layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let busy = Arc::clone(&busy);
+                async move {
+                    let started = Instant::now();
+                    let response = next.run(request).await;
+                    *busy.lock().unwrap() += started.elapsed();
+                    response
+                }
+            },
+        ))
         .with_state(slot)
 }
 

@@ -1,9 +1,14 @@
 //! What the benchmarks' mock servers share: a timer thread that releases replies at their
-//! deadlines, and the parsing of a request's head.
+//! deadlines, the parsing of a request's head, the reply to a request of each stage, and the
+//! plan items with their documents.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
+
+use hierarag_plan::{CategoryRef, DesignKind, PlanItem};
+use hierarag_taxonomy::Granularity;
+use serde_json::{Value, json};
 
 use tokio::sync::oneshot;
 
@@ -62,4 +67,59 @@ pub fn parse_head(buffer: &[u8]) -> Option<(usize, usize)> {
         })
         .unwrap_or(0);
     Some((end, length))
+}
+
+/// The reply text to a request body (JSON, as sent), found by looking for markers in it
+/// (cheaper than parsing it): verdicts for the filter, three candidates for the generator, a
+/// sentence for the answerer.
+pub fn reply_text(body: &str) -> String {
+    if body.contains("strict reviewer") {
+        // The user message numbers the candidates as "Candidate 1", "Candidate 2", …
+        let n = body.matches("Candidate ").count();
+        let verdicts: Vec<Value> = (1..=n)
+            .map(|c| json!({"candidate": c, "faithful": true, "fits_category": true, "standalone": true, "reason": ""}))
+            .collect();
+        return json!({ "verdicts": verdicts }).to_string();
+    }
+    if body.contains("question-answer pairs") {
+        // In the JSON body the document's first line starts after `<document number=\"1\">\n`.
+        let marker = body
+            .split(r#"<document number=\"1\">\n"#)
+            .nth(1)
+            .unwrap_or("x");
+        let word = marker.split_whitespace().next().unwrap_or("x");
+        let candidates: Vec<Value> = (0..3)
+            .map(|i| json!({"question": format!("Question {i} about {word}?"), "answer": format!("Answer {i}")}))
+            .collect();
+        return json!({ "candidates": candidates }).to_string();
+    }
+    "An answer from the first passage.".into()
+}
+
+/// `items` plan items, one document each, and the documents' texts.
+pub fn plan_and_documents(items: usize) -> (Vec<PlanItem>, HashMap<String, String>) {
+    let plan = (0..items)
+        .map(|n| PlanItem {
+            item_id: format!("bench-{n:06}"),
+            design: DesignKind::Rq1,
+            set: "qc".into(),
+            doc_ids: vec![format!("doc{n}")],
+            categories: vec![CategoryRef {
+                dimension: "qc".into(),
+                level: Granularity::Coarse,
+                category: "simple".into(),
+            }],
+            persona: BTreeMap::from([("expertise".to_string(), "novice".to_string())]),
+            seed: n as u64,
+        })
+        .collect();
+    let documents = (0..items)
+        .map(|n| {
+            (
+                format!("doc{n}"),
+                format!("Document{n} is about a river and a castle and a town. ").repeat(20),
+            )
+        })
+        .collect();
+    (plan, documents)
 }
