@@ -109,12 +109,14 @@ fn row(
     let calls_rounded = calls.round() as u64;
     let prompt_tokens = tokens(prompt as f64 * calls);
     let completion_tokens = per_completion * calls_rounded;
-    let cost = (llm.price_prompt_per_mtok.is_some() || llm.price_completion_per_mtok.is_some())
-        .then(|| {
-            (llm.price_prompt_per_mtok.unwrap_or(0.0) * prompt_tokens as f64
-                + llm.price_completion_per_mtok.unwrap_or(0.0) * completion_tokens as f64)
-                / 1e6
-        });
+    // Only the generate stage's roles go through the batch API (`batch = true`).
+    let (prompt_price, completion_price) =
+        llm.prices(llm.batch && matches!(role, "generator" | "filter"));
+    let cost = (prompt_price.is_some() || completion_price.is_some()).then(|| {
+        (prompt_price.unwrap_or(0.0) * prompt_tokens as f64
+            + completion_price.unwrap_or(0.0) * completion_tokens as f64)
+            / 1e6
+    });
     RoleEstimate {
         role: role.to_owned(),
         system: system.map(str::to_owned),
@@ -386,6 +388,21 @@ here (their answers are judged here when [judge] is set)"
             "refusals are graded by rule, without a call: the judge's calls are an upper bound"
                 .into(),
         );
+    }
+    let batched: Vec<&str> = [
+        ("generator", config.generator_llm()),
+        ("filter", config.filter_llm()),
+    ]
+    .into_iter()
+    .filter(|(role, llm)| llm.batch && roles.iter().any(|r| r.role == *role && r.calls > 0))
+    .map(|(role, _)| role)
+    .collect();
+    if !batched.is_empty() {
+        assumptions.push(format!(
+            "{} through the batch API (batch = true), at the batch prices where set \
+(price_batch_prompt_per_mtok, price_batch_completion_per_mtok)",
+            batched.join(" and ")
+        ));
     }
     let priced: Vec<f64> = roles.iter().filter_map(|r| r.cost).collect();
     let unpriced: Vec<String> = roles

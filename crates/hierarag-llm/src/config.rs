@@ -159,6 +159,12 @@ pub struct LlmConfig {
     /// existed record the same config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_cached_prompt_per_mtok: Option<f64>,
+    /// Prices of a million prompt and completion tokens sent through the batch API
+    /// (`batch = true`; OpenAI and Anthropic charge half) [default: the ordinary prices].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_batch_prompt_per_mtok: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_batch_completion_per_mtok: Option<f64>,
     /// Send this role's requests through the provider's batch API (OpenAI's `/v1/batches`,
     /// Anthropic's Message Batches) instead of one call each. Left out of the manifest while
     /// false.
@@ -264,6 +270,8 @@ impl LlmConfig {
             price_prompt_per_mtok: None,
             price_completion_per_mtok: None,
             price_cached_prompt_per_mtok: None,
+            price_batch_prompt_per_mtok: None,
+            price_batch_completion_per_mtok: None,
             batch: false,
             batch_poll_s: default_batch_poll_s(),
         }
@@ -288,6 +296,14 @@ impl LlmConfig {
             (
                 "price_cached_prompt_per_mtok",
                 self.price_cached_prompt_per_mtok,
+            ),
+            (
+                "price_batch_prompt_per_mtok",
+                self.price_batch_prompt_per_mtok,
+            ),
+            (
+                "price_batch_completion_per_mtok",
+                self.price_batch_completion_per_mtok,
             ),
         ] {
             if price.is_some_and(|p| !(p >= 0.0 && p.is_finite())) {
@@ -353,18 +369,36 @@ backend",
         api_key("llm", self.api_key_env.as_deref())
     }
 
-    /// What the calls of `usage` cost at the configured prices; `None` when no price is set.
-    /// Cache hits cost nothing (their tokens are not in the usage).
-    pub fn cost(&self, usage: &crate::UsageSummary) -> Option<f64> {
-        if self.price_prompt_per_mtok.is_none() && self.price_completion_per_mtok.is_none() {
+    /// The prices of a million prompt and completion tokens, `None` where unset: through the
+    /// batch API when `batched` (its prices where set, else the ordinary ones), else the
+    /// ordinary prices.
+    pub fn prices(&self, batched: bool) -> (Option<f64>, Option<f64>) {
+        if batched {
+            (
+                self.price_batch_prompt_per_mtok
+                    .or(self.price_prompt_per_mtok),
+                self.price_batch_completion_per_mtok
+                    .or(self.price_completion_per_mtok),
+            )
+        } else {
+            (self.price_prompt_per_mtok, self.price_completion_per_mtok)
+        }
+    }
+
+    /// What the calls of `usage` cost at the configured prices (the batch prices when
+    /// `batched`); `None` when no price is set. Cache hits cost nothing (their tokens are not in
+    /// the usage); prompt tokens read from the provider's prompt cache cost
+    /// `price_cached_prompt_per_mtok` (default: the prompt price).
+    pub fn cost(&self, usage: &crate::UsageSummary, batched: bool) -> Option<f64> {
+        let (prompt_price, completion_price) = self.prices(batched);
+        if prompt_price.is_none() && completion_price.is_none() {
             return None;
         }
-        let price = self.price_prompt_per_mtok.unwrap_or(0.0);
+        let price = prompt_price.unwrap_or(0.0);
         let cached = usage.cached_prompt_tokens.min(usage.prompt_tokens);
         let prompt = price * (usage.prompt_tokens - cached) as f64
             + self.price_cached_prompt_per_mtok.unwrap_or(price) * cached as f64;
-        let completion =
-            self.price_completion_per_mtok.unwrap_or(0.0) * usage.completion_tokens as f64;
+        let completion = completion_price.unwrap_or(0.0) * usage.completion_tokens as f64;
         Some((prompt + completion) / 1e6)
     }
 }

@@ -45,6 +45,30 @@ pub fn chat_client(
     run_dir: &Path,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<ChatClient> {
+    client_for(config, run_dir, false, reporter)
+}
+
+/// [`chat_client`] in batch mode when `batched` (the budget counts the batch prices), for a
+/// stage that runs in batch rounds.
+pub fn batch_client(
+    config: &LlmConfig,
+    run_dir: &Path,
+    batched: bool,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<ChatClient> {
+    let client = client_for(config, run_dir, batched, reporter)?;
+    if batched {
+        client.set_batch_mode(std::time::Duration::from_secs_f64(config.batch_poll_s))?;
+    }
+    Ok(client)
+}
+
+fn client_for(
+    config: &LlmConfig,
+    run_dir: &Path,
+    batched: bool,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<ChatClient> {
     let client = if config.backend != ChatBackendKind::Embedded {
         ChatClient::from_config(config, run_dir)?
     } else {
@@ -52,11 +76,12 @@ pub fn chat_client(
         ChatClient::new(vec![backend], &config.settings(run_dir))?
     };
     if let Some(budget) = budget_of(run_dir) {
+        let (prompt, completion) = config.prices(batched);
         client.set_budget(
             budget,
             Prices {
-                prompt_per_mtok: config.price_prompt_per_mtok.unwrap_or(0.0),
-                completion_per_mtok: config.price_completion_per_mtok.unwrap_or(0.0),
+                prompt_per_mtok: prompt.unwrap_or(0.0),
+                completion_per_mtok: completion.unwrap_or(0.0),
             },
         );
     }

@@ -24,7 +24,7 @@ use hierarag_rag::{
 use crate::config::{CommandSystemConfig, FileSystem, HttpSystemConfig, RunConfig};
 use crate::layout::{RunDir, SystemDir};
 use crate::manifest::{Manifest, OutputFile, Spent, StageRecord, StageUsage, now_unix_s};
-use crate::models::{chat_client, embedder};
+use crate::models::{batch_client, chat_client, embedder};
 use hierarag_pipeline::{Reporter, StageProgress};
 
 /// A multi-threaded runtime for the stages.
@@ -45,7 +45,7 @@ pub(crate) fn usage(role: &str, client: &ChatClient, config: &LlmConfig) -> Stag
     let summary = client.usage();
     StageUsage {
         role: role.into(),
-        cost: config.cost(&summary),
+        cost: config.cost(&summary, client.batch_mode()),
         summary,
     }
 }
@@ -209,31 +209,33 @@ pub fn generate(
         .flat_map(|item| item.doc_ids.iter().map(String::as_str))
         .collect();
     let documents = crate::corpus::collect_documents(corpus, on_error, &needed, reporter)?;
-    let generator_client = chat_client(config.generator_llm(), root, reporter)?;
+    if export.is_some() {
+        for (role, llm) in [
+            ("generator", config.generator_llm()),
+            ("filter", config.filter_llm()),
+        ] {
+            if llm.backend != hierarag_llm::ChatBackendKind::OpenAi {
+                anyhow::bail!(
+                    "batch export writes OpenAI-format requests: the {role} needs an openai \
+backend (it has {:?})",
+                    llm.backend
+                );
+            }
+        }
+    }
+    let batched = |llm: &LlmConfig| llm.batch || export.is_some();
+    let generator_llm = config.generator_llm();
+    let generator_client = batch_client(generator_llm, root, batched(generator_llm), reporter)?;
     let filter_client = if config.generate.settings.filter {
-        Some(chat_client(config.filter_llm(), root, reporter)?)
+        let llm = config.filter_llm();
+        Some(batch_client(llm, root, batched(llm), reporter)?)
     } else {
         None
     };
-    let clients: Vec<(&ChatClient, &LlmConfig)> = [
-        Some((&generator_client, config.generator_llm())),
-        filter_client.as_ref().map(|c| (c, config.filter_llm())),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    for (client, llm) in &clients {
-        if export.is_some() && llm.backend != hierarag_llm::ChatBackendKind::OpenAi {
-            anyhow::bail!(
-                "batch export writes OpenAI-format requests: the generator and the filter need an \
-openai backend (this one is {:?})",
-                llm.backend
-            );
-        }
-        if llm.batch || export.is_some() {
-            client.set_batch_mode(std::time::Duration::from_secs_f64(llm.batch_poll_s))?;
-        }
-    }
+    let clients: Vec<&ChatClient> = [Some(&generator_client), filter_client.as_ref()]
+        .into_iter()
+        .flatten()
+        .collect();
     let generator = Generator::new(
         &taxonomy,
         &generator_client,
@@ -256,7 +258,7 @@ openai backend (this one is {:?})",
     let runtime = runtime()?;
     let outcome = match export {
         None => runtime.block_on(hierarag_pipeline::in_batches(
-            &clients.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+            &clients,
             &BatchLedger::new(&run.batches()),
             reporter,
             || stage.run(&progress),
@@ -268,7 +270,7 @@ openai backend (this one is {:?})",
             outcome.failures.retain(|f| !f.reason.contains(&deferred));
             write_failures(&failures, &outcome.failures)?;
             let mut lines = String::new();
-            for entry in clients.iter().flat_map(|(c, _)| c.take_batch_entries()) {
+            for entry in clients.iter().flat_map(|c| c.take_batch_entries()) {
                 lines.push_str(&entry);
                 lines.push('\n');
             }

@@ -12,8 +12,8 @@ use hierarag_test_support::mock::Reply;
 use serde_json::{Value, json};
 
 use crate::run::{
-    OUTPUTS, chat, embeddings, hierarag, lines, records, run_to_end, start_mock, write_config,
-    write_corpus,
+    OUTPUTS, chat, dry_run, embeddings, hierarag, lines, records, run_to_end, start_mock,
+    write_config, write_corpus,
 };
 
 /// A batch mock answering as the run tests' chat mock does.
@@ -39,7 +39,8 @@ fn batch_config(
     let (head, embeddings) = text.split_once("[embeddings]").unwrap();
     let head = head.replacen(plain_url, batch_url, 1).replacen(
         "concurrency = 4\n",
-        "concurrency = 4\nbatch = true\nbatch_poll_s = 0.02\n",
+        "concurrency = 4\nbatch = true\nbatch_poll_s = 0.02\nprice_prompt_per_mtok = 3.0\n\
+price_batch_prompt_per_mtok = 1.5\n",
         1,
     );
     std::fs::write(&config, format!("{head}[embeddings]{embeddings}")).unwrap();
@@ -83,13 +84,13 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     )));
 
     let batched = dir.path().join("batched");
-    let stderr = assert_ok(&run_to_end(&batch_config(
-        dir.path(),
-        &corpus,
-        &mock.v1(),
-        &plain,
-        &batched,
-    )));
+    let config = batch_config(dir.path(), &corpus, &mock.v1(), &plain, &batched);
+    let estimate = dry_run(&config);
+    assert!(
+        estimate.contains("generator and filter through the batch API (batch = true)"),
+        "{estimate}"
+    );
+    let stderr = assert_ok(&run_to_end(&config));
     same_outputs(&calling, &batched);
     let ledger = records(&batched.join("batches.jsonl"));
     let submitted: Vec<&Value> = ledger
@@ -114,6 +115,26 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     let ids = mock.custom_ids();
     let unique: std::collections::HashSet<&String> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "a request was submitted twice");
+    // The generator's batch calls cost the batch price, the answerer's calls (of the same
+    // [llm] table, not batched) the ordinary one; every batch result counts as a call.
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(batched.join("manifest.json")).unwrap()).unwrap();
+    let usage = |stage: &str, role: &str| -> Value {
+        manifest["stages"][stage]["usage"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["role"] == role)
+            .unwrap_or_else(|| panic!("{stage} {role}: {manifest}"))
+            .clone()
+    };
+    let generator = usage("generate", "generator");
+    let prompt = generator["prompt_tokens"].as_f64().unwrap();
+    assert!(prompt > 0.0);
+    assert!((generator["cost"].as_f64().unwrap() - prompt * 1.5 / 1e6).abs() < 1e-12);
+    let answerer = usage("answer", "answerer");
+    let prompt = answerer["prompt_tokens"].as_f64().unwrap();
+    assert!((answerer["cost"].as_f64().unwrap() - prompt * 3.0 / 1e6).abs() < 1e-12);
 
     // Killed while it waits for its first batch, which does not end until the test says so.
     let slow = batch_mock(Ending {

@@ -141,7 +141,7 @@ print(json.dumps({"openai_prompt": o.usage.prompt_tokens,
             + usage.completion_tokens as f64 * 15.0)
             / 1e6;
         assert!(
-            (config.cost(&usage).unwrap() - expected).abs() < 1e-15,
+            (config.cost(&usage, false).unwrap() - expected).abs() < 1e-15,
             "{prefix}"
         );
         assert!(

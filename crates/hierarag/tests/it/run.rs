@@ -312,7 +312,7 @@ pub(crate) fn hierarag() -> StdCommand {
 }
 
 /// `hierarag run CONFIG --dry-run`'s table, the command checked to succeed.
-fn dry_run(config: &Path) -> String {
+pub(crate) fn dry_run(config: &Path) -> String {
     let out = hierarag()
         .args(["run", "--dry-run"])
         .arg(config)
