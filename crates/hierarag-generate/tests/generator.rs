@@ -62,6 +62,7 @@ impl ChatBackend for Scripted {
                     prompt_tokens: 10,
                     completion_tokens: 5,
                     cached_prompt_tokens: 0,
+                    cache_write_prompt_tokens: 0,
                     latency_ms: 1.0,
                 },
             })

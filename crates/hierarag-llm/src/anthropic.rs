@@ -43,7 +43,8 @@ impl AnthropicChat {
         }
     }
 
-    /// The JSON body of a request: system messages joined into the top-level `system`, the
+    /// The JSON body of a request: system messages joined into the top-level `system` (one
+    /// text block, marked as a prompt-cache breakpoint), the
     /// others as `messages`. The API has no seed and no schema-constrained output, so a
     /// request's seed and JSON schema are not sent (the caller parses tolerantly).
     pub fn request_body(&self, request: &ChatRequest) -> Value {
@@ -66,7 +67,14 @@ impl AnthropicChat {
             "temperature": decimal(request.temperature),
         });
         if !system.is_empty() {
-            body["system"] = json!(system.join("\n\n"));
+            // The instructions every item of a role shares come first; a cache breakpoint
+            // after them lets the provider read them from its prompt cache (it caches prefixes
+            // of 1,024 tokens or more, 2,048 for Haiku models; shorter ones are sent as usual).
+            body["system"] = json!([{
+                "type": "text",
+                "text": system.join("\n\n"),
+                "cache_control": {"type": "ephemeral"},
+            }]);
         }
         if let Some(top_p) = request.top_p {
             body["top_p"] = decimal(top_p);
@@ -179,6 +187,7 @@ fn completion(response: MessagesResponse) -> Completion {
                 + usage.cache_creation_input_tokens,
             completion_tokens: usage.output_tokens,
             cached_prompt_tokens: usage.cache_read_input_tokens,
+            cache_write_prompt_tokens: usage.cache_creation_input_tokens,
             latency_ms: 0.0,
         },
     }
@@ -339,7 +348,8 @@ mod tests {
             json!({
                 "model": "claude",
                 "max_tokens": 512,
-                "system": "be brief\n\nanswer in French",
+                "system": [{"type": "text", "text": "be brief\n\nanswer in French",
+                            "cache_control": {"type": "ephemeral"}}],
                 "messages": [
                     {"role": "user", "content": "hi"},
                     {"role": "assistant", "content": "bonjour"},

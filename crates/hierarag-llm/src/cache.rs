@@ -159,6 +159,7 @@ impl ResponseCache {
                             prompt_tokens: row.get::<_, i64>(2)? as u64,
                             completion_tokens: row.get::<_, i64>(3)? as u64,
                             cached_prompt_tokens: 0,
+                            cache_write_prompt_tokens: 0,
                             latency_ms: row.get(4)?,
                         },
                     })
@@ -596,6 +597,7 @@ mod tests {
                 prompt_tokens: 3,
                 completion_tokens: 1,
                 cached_prompt_tokens: 0,
+                cache_write_prompt_tokens: 0,
                 latency_ms: 12.5,
             },
         };

@@ -271,11 +271,7 @@ impl ChatClient {
         }
         let (mut completion, stats) = result?;
         completion.usage.latency_ms = stats.elapsed.as_secs_f64() * 1000.0;
-        usage.tokens(
-            completion.usage.prompt_tokens,
-            completion.usage.completion_tokens,
-            completion.usage.cached_prompt_tokens,
-        );
+        usage.tokens(&completion.usage);
         if let (Some(cache), Some(key)) = (&self.inner.cache, &key) {
             cache
                 .put_completion(key, self.backend(), self.model(), &completion)
@@ -479,11 +475,7 @@ impl ChatClient {
             usage.attempt(Duration::ZERO, false);
             match &result.outcome {
                 Ok(completion) => {
-                    usage.tokens(
-                        completion.usage.prompt_tokens,
-                        completion.usage.completion_tokens,
-                        completion.usage.cached_prompt_tokens,
-                    );
+                    usage.tokens(&completion.usage);
                     completions.push((result.custom_id.clone(), completion.clone()));
                 }
                 Err(reason) => {

@@ -159,6 +159,10 @@ pub struct LlmConfig {
     /// existed record the same config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_cached_prompt_per_mtok: Option<f64>,
+    /// Price of a million prompt tokens written to the provider's prompt cache (Anthropic
+    /// charges 1.25 times the prompt price for its 5-minute cache) [default: the prompt price].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_cache_write_per_mtok: Option<f64>,
     /// Prices of a million prompt and completion tokens sent through the batch API
     /// (`batch = true`; OpenAI and Anthropic charge half) [default: the ordinary prices].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -270,6 +274,7 @@ impl LlmConfig {
             price_prompt_per_mtok: None,
             price_completion_per_mtok: None,
             price_cached_prompt_per_mtok: None,
+            price_cache_write_per_mtok: None,
             price_batch_prompt_per_mtok: None,
             price_batch_completion_per_mtok: None,
             batch: false,
@@ -296,6 +301,10 @@ impl LlmConfig {
             (
                 "price_cached_prompt_per_mtok",
                 self.price_cached_prompt_per_mtok,
+            ),
+            (
+                "price_cache_write_per_mtok",
+                self.price_cache_write_per_mtok,
             ),
             (
                 "price_batch_prompt_per_mtok",
@@ -388,7 +397,8 @@ backend",
     /// What the calls of `usage` cost at the configured prices (the batch prices when
     /// `batched`); `None` when no price is set. Cache hits cost nothing (their tokens are not in
     /// the usage); prompt tokens read from the provider's prompt cache cost
-    /// `price_cached_prompt_per_mtok` (default: the prompt price).
+    /// `price_cached_prompt_per_mtok`, those written to it `price_cache_write_per_mtok` (each by
+    /// default the prompt price).
     pub fn cost(&self, usage: &crate::UsageSummary, batched: bool) -> Option<f64> {
         let (prompt_price, completion_price) = self.prices(batched);
         if prompt_price.is_none() && completion_price.is_none() {
@@ -396,8 +406,12 @@ backend",
         }
         let price = prompt_price.unwrap_or(0.0);
         let cached = usage.cached_prompt_tokens.min(usage.prompt_tokens);
-        let prompt = price * (usage.prompt_tokens - cached) as f64
-            + self.price_cached_prompt_per_mtok.unwrap_or(price) * cached as f64;
+        let written = usage
+            .cache_write_prompt_tokens
+            .min(usage.prompt_tokens - cached);
+        let prompt = price * (usage.prompt_tokens - cached - written) as f64
+            + self.price_cached_prompt_per_mtok.unwrap_or(price) * cached as f64
+            + self.price_cache_write_per_mtok.unwrap_or(price) * written as f64;
         let completion = completion_price.unwrap_or(0.0) * usage.completion_tokens as f64;
         Some((prompt + completion) / 1e6)
     }

@@ -195,6 +195,7 @@ fn completion(response: ChatResponse) -> Result<Completion, String> {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             cached_prompt_tokens: usage.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
+            cache_write_prompt_tokens: 0,
             latency_ms: 0.0,
         },
     })

@@ -108,6 +108,10 @@ pub struct Usage {
     /// `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cached_prompt_tokens: u64,
+    /// Of `prompt_tokens`, those written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`, priced apart).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_prompt_tokens: u64,
     /// Wall time of the successful attempt, in milliseconds.
     pub latency_ms: f64,
 }

@@ -33,6 +33,9 @@ pub struct UsageSummary {
     /// `price_cached_prompt_per_mtok`).
     #[serde(default, skip_serializing_if = "crate::types::is_zero")]
     pub cached_prompt_tokens: u64,
+    /// Of `prompt_tokens`, those written to the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "crate::types::is_zero")]
+    pub cache_write_prompt_tokens: u64,
     /// Wall time spent in calls (every attempt), in milliseconds.
     pub latency_ms: f64,
 }
@@ -60,6 +63,13 @@ impl fmt::Display for UsageSummary {
             write!(f, "{} prompt", self.prompt_tokens)?;
             if self.cached_prompt_tokens > 0 {
                 write!(f, " ({} cached)", self.cached_prompt_tokens)?;
+            }
+            if self.cache_write_prompt_tokens > 0 {
+                write!(
+                    f,
+                    " ({} written to the cache)",
+                    self.cache_write_prompt_tokens
+                )?;
             }
             write!(f, " + {} completion tokens, ", self.completion_tokens)?;
         }
@@ -137,11 +147,12 @@ impl UsageRecorder {
         });
     }
 
-    pub(crate) fn tokens(&self, prompt_tokens: u64, completion_tokens: u64, cached: u64) {
+    pub(crate) fn tokens(&self, usage: &crate::types::Usage) {
         self.update(|s| {
-            s.prompt_tokens += prompt_tokens;
-            s.completion_tokens += completion_tokens;
-            s.cached_prompt_tokens += cached;
+            s.prompt_tokens += usage.prompt_tokens;
+            s.completion_tokens += usage.completion_tokens;
+            s.cached_prompt_tokens += usage.cached_prompt_tokens;
+            s.cache_write_prompt_tokens += usage.cache_write_prompt_tokens;
         });
     }
 
@@ -166,7 +177,11 @@ mod tests {
         recorder.cache_hit();
         recorder.attempt(Duration::from_millis(1500), false);
         recorder.attempt(Duration::from_millis(500), true);
-        recorder.tokens(10, 5, 0);
+        recorder.tokens(&crate::types::Usage {
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            ..crate::types::Usage::default()
+        });
         recorder.failure("HTTP 500: boom");
         recorder.failure("HTTP 500: boom");
         recorder.failure("timed out");

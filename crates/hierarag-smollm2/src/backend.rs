@@ -58,6 +58,7 @@ impl SmolLm2 {
                 prompt_tokens: prompt.len() as u64,
                 completion_tokens: generation.tokens.len() as u64,
                 cached_prompt_tokens: 0,
+                cache_write_prompt_tokens: 0,
                 latency_ms: started.elapsed().as_secs_f64() * 1000.0,
             },
         })

@@ -512,7 +512,8 @@ async fn anthropic_requests_and_replies_follow_the_messages_api() {
         json!({
             "model": "claude-test",
             "max_tokens": 100,
-            "system": "Be brief.",
+            "system": [{"type": "text", "text": "Be brief.",
+                        "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": "hello"},
                 {"role": "assistant", "content": "hi"},

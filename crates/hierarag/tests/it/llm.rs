@@ -118,6 +118,7 @@ print(json.dumps({"openai_prompt": o.usage.prompt_tokens,
         config.cache = hierarag_llm::CacheSetting::Off;
         config.price_prompt_per_mtok = Some(3.0);
         config.price_cached_prompt_per_mtok = Some(0.3);
+        config.price_cache_write_per_mtok = Some(3.75);
         config.price_completion_per_mtok = Some(15.0);
         let client = ChatClient::from_config(&config, dir.path()).unwrap();
         let reply = runtime
@@ -136,8 +137,14 @@ print(json.dumps({"openai_prompt": o.usage.prompt_tokens,
             "{prefix}"
         );
         let cached = usage.cached_prompt_tokens as f64;
-        let expected = ((usage.prompt_tokens as f64 - cached) * 3.0
+        let written = usage.cache_write_prompt_tokens as f64;
+        assert_eq!(
+            usage.cache_write_prompt_tokens,
+            if prefix == "anthropic" { 200 } else { 0 }
+        );
+        let expected = ((usage.prompt_tokens as f64 - cached - written) * 3.0
             + cached * 0.3
+            + written * 3.75
             + usage.completion_tokens as f64 * 15.0)
             / 1e6;
         assert!(
@@ -150,4 +157,40 @@ print(json.dumps({"openai_prompt": o.usage.prompt_tokens,
                 .contains(&format!("({} cached)", usage.cached_prompt_tokens))
         );
     }
+    // The Anthropic request marks the shared instructions as a cache breakpoint, as the SDK
+    // sends a system prompt with a breakpoint (its request to the same mock), and in the form
+    // its block type accepts.
+    let mut request = ChatRequest::new(vec![
+        Message::system("You answer questions."),
+        Message::user("Capital of France?"),
+    ]);
+    request.max_tokens = 16;
+    let mut config = LlmConfig::new(ChatBackendKind::Anthropic, "claude-test");
+    config.base_urls = vec![server.root.clone()];
+    config.cache = hierarag_llm::CacheSetting::Off;
+    let client = ChatClient::from_config(&config, dir.path()).unwrap();
+    runtime.block_on(client.complete(&request)).unwrap();
+    let sent = server.requests().last().unwrap().body.clone();
+    assert_eq!(sent["system"][0]["cache_control"]["type"], "ephemeral");
+    let script = r#"
+import json, sys, anthropic, pydantic
+from anthropic.types import TextBlockParam
+ours = json.loads(sys.argv[2])
+pydantic.TypeAdapter(list[TextBlockParam]).validate_python(ours)
+client = anthropic.Anthropic(base_url=sys.argv[1], api_key="unused")
+client.messages.create(model="claude-test", max_tokens=16, messages=[
+    {"role": "user", "content": "Capital of France?"}], system=[
+    {"type": "text", "text": "You answer questions.", "cache_control": {"type": "ephemeral"}}])
+"#;
+    let output = std::process::Command::new(crate::support::peers_python())
+        .args(["-c", script, &server.root, &sent["system"].to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let by_sdk = server.requests().last().unwrap().body.clone();
+    assert_eq!(by_sdk["system"], sent["system"]);
 }
