@@ -109,9 +109,7 @@ fn row(
     let calls_rounded = calls.round() as u64;
     let prompt_tokens = tokens(prompt as f64 * calls);
     let completion_tokens = per_completion * calls_rounded;
-    // Only the generate stage's roles go through the batch API (`batch = true`).
-    let (prompt_price, completion_price) =
-        llm.prices(llm.batch && matches!(role, "generator" | "filter"));
+    let (prompt_price, completion_price) = llm.prices(llm.batch);
     let cost = (prompt_price.is_some() || completion_price.is_some()).then(|| {
         (prompt_price.unwrap_or(0.0) * prompt_tokens as f64
             + completion_price.unwrap_or(0.0) * completion_tokens as f64)
@@ -392,6 +390,11 @@ here (their answers are judged here when [judge] is set)"
     let batched: Vec<&str> = [
         ("generator", config.generator_llm()),
         ("filter", config.filter_llm()),
+        ("screen", config.judge_llm()),
+        ("judge-benchmark", config.judge_llm()),
+        ("answerer", config.answerer_llm()),
+        ("judge", config.judge_llm()),
+        ("tagger", config.tagger_llm()),
     ]
     .into_iter()
     .filter(|(role, llm)| llm.batch && roles.iter().any(|r| r.role == *role && r.calls > 0))
@@ -401,7 +404,7 @@ here (their answers are judged here when [judge] is set)"
         assumptions.push(format!(
             "{} through the batch API (batch = true), at the batch prices where set \
 (price_batch_prompt_per_mtok, price_batch_completion_per_mtok)",
-            batched.join(" and ")
+            batched.join(", ")
         ));
     }
     let priced: Vec<f64> = roles.iter().filter_map(|r| r.cost).collect();

@@ -938,23 +938,6 @@ fn llm_of(section: &mut Section<'_>, document: &Document<'_>) -> anyhow::Result<
     Ok(Some(config))
 }
 
-/// `llm` unless it asks for batch mode, which only the generate stage runs in (its rounds of
-/// generation, filter and repairs); the `[table.llm]` of another stage is refused naming it.
-fn one_at_a_time(
-    llm: Option<LlmConfig>,
-    table: &str,
-    document: &Document<'_>,
-) -> anyhow::Result<Option<LlmConfig>> {
-    if llm.as_ref().is_some_and(|llm| llm.batch) {
-        anyhow::bail!(
-            "{}: {table}.llm.batch: batch = true is read by the generate stage only ([llm], \
-[generate.llm], [generate.filter_llm]); [{table}] sends one request at a time",
-            document.source
-        );
-    }
-    Ok(llm)
-}
-
 /// Where `program` would be started from: itself when it names a path, else the first
 /// executable file of that name on `PATH`, as the shell looks it up.
 fn find_program(program: &str) -> Option<PathBuf> {
@@ -1247,7 +1230,7 @@ impl RunConfig {
                 None,
             ),
             Some(mut section) => {
-                let llm = one_at_a_time(llm_of(&mut section, &document)?, "answer", &document)?;
+                let llm = llm_of(&mut section, &document)?;
                 let concurrency = section.take::<usize>("concurrency", &document)?;
                 let retriever = section.take::<RetrieverKind>("retriever", &document)?;
                 let span = section.span.clone();
@@ -1304,7 +1287,7 @@ impl RunConfig {
                 None,
             ),
             Some(mut section) => {
-                let llm = one_at_a_time(llm_of(&mut section, &document)?, "tag", &document)?;
+                let llm = llm_of(&mut section, &document)?;
                 let concurrency = section.take::<usize>("concurrency", &document)?;
                 let has_seed = section.entries.get("seed").is_some();
                 let span = section.span.clone();
@@ -1332,7 +1315,7 @@ impl RunConfig {
                     None,
                 ),
                 Some(mut section) => {
-                    let llm = one_at_a_time(llm_of(&mut section, &document)?, "judge", &document)?;
+                    let llm = llm_of(&mut section, &document)?;
                     let concurrency = section.take::<usize>("concurrency", &document)?;
                     let benchmark = section.take::<bool>("benchmark", &document)?;
                     let screen =

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::layout::{RunDir, SystemDir};
-use crate::models::chat_client;
+use crate::models::batch_client;
 use crate::stages::{StageRun, runtime, stage_key, usage};
 use hierarag_pipeline::Reporter;
 
@@ -46,7 +46,8 @@ pub fn judge_answers(
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
     let passages = passages_of(run, &answers, &key, reporter)?;
-    let client = chat_client(config.judge_llm(), run.root(), reporter)?;
+    let judge_llm = config.judge_llm();
+    let client = batch_client(judge_llm, run.root(), judge_llm.batch, reporter)?;
     let judge = Judge::new(
         &client,
         config.judge.settings.clone(),
@@ -62,7 +63,9 @@ pub fn judge_answers(
         failures: &failures,
         concurrency: config.judge.concurrency,
     };
-    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
+    let progress = pass.progress();
+    let outcome = pass.passes(&runtime()?, &[&client], || stage.run(&progress))?;
+    drop(progress);
     let graded = merge_grades(&system.scores(), &judgements)?;
     if system.scores().exists() {
         reporter.note(&format!(
@@ -182,7 +185,8 @@ rates them against the documents that were",
             benchmark.len()
         ));
     }
-    let client = chat_client(config.judge_llm(), run.root(), reporter)?;
+    let judge_llm = config.judge_llm();
+    let client = batch_client(judge_llm, run.root(), judge_llm.batch, reporter)?;
     let judge = Judge::new(
         &client,
         config.judge.settings.clone(),
@@ -197,7 +201,9 @@ rates them against the documents that were",
         failures: &failures,
         concurrency: config.judge.concurrency,
     };
-    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
+    let progress = pass.progress();
+    let outcome = pass.passes(&runtime()?, &[&client], || stage.run(&progress))?;
+    drop(progress);
     let usages = vec![usage("judge", &client, config.judge_llm())];
     pass.finish(&outcome, usages, &failures, &[benchmark_path], &[&ratings])?;
     Ok(outcome)

@@ -24,7 +24,7 @@ use hierarag_rag::{
 use crate::config::{CommandSystemConfig, FileSystem, HttpSystemConfig, RunConfig};
 use crate::layout::{RunDir, SystemDir};
 use crate::manifest::{Manifest, OutputFile, Spent, StageRecord, StageUsage, now_unix_s};
-use crate::models::{batch_client, chat_client, embedder};
+use crate::models::{batch_client, embedder};
 use hierarag_pipeline::{Reporter, StageProgress};
 
 /// A multi-threaded runtime for the stages.
@@ -87,6 +87,28 @@ impl<'a> StageRun<'a> {
     /// (pass it as a temporary: `stage.run(&run.progress())`).
     pub(crate) fn progress(&self) -> StageProgress {
         StageProgress(self.reporter.counter(&self.key, "items", Some(0)))
+    }
+
+    /// The pipeline's passes of this stage: one, or, when one of `clients` is in batch mode,
+    /// passes with batch rounds between them until none defers a request (the batches recorded
+    /// in the run's `batches.jsonl`). `pass` runs one pass, with the stage's progress.
+    pub(crate) fn passes<F, Fut>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        clients: &[&ChatClient],
+        pass: F,
+    ) -> anyhow::Result<StageOutcome>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<StageOutcome, hierarag_pipeline::PipelineError>>,
+    {
+        let ledger = BatchLedger::new(&self.run.batches());
+        Ok(runtime.block_on(hierarag_pipeline::in_batches(
+            clients,
+            &ledger,
+            self.reporter,
+            pass,
+        ))?)
     }
 
     /// Reports the end of the pass and records it in the manifest: `inputs` hashed, `outputs`
@@ -257,12 +279,7 @@ backend (it has {:?})",
     let progress = pass.progress();
     let runtime = runtime()?;
     let outcome = match export {
-        None => runtime.block_on(hierarag_pipeline::in_batches(
-            &clients,
-            &BatchLedger::new(&run.batches()),
-            reporter,
-            || stage.run(&progress),
-        ))?,
+        None => pass.passes(&runtime, &clients, || stage.run(&progress))?,
         Some(file) => {
             let mut outcome = runtime.block_on(stage.run(&progress))?;
             // The deferred items are not failures: their requests are in the file.
@@ -430,7 +447,8 @@ pub fn answer(
         &runtime,
         reporter,
     )?;
-    let answer_client = chat_client(config.answerer_llm(), run.root(), reporter)?;
+    let answer_llm = config.answerer_llm();
+    let answer_client = batch_client(answer_llm, run.root(), answer_llm.batch, reporter)?;
     let language = crate::language::of_run(Some(config), run);
     let answerer = Answerer::new(
         retriever.as_ref(),
@@ -447,7 +465,9 @@ pub fn answer(
         concurrency: config.answer.concurrency,
         seed: config.run.seed,
     };
-    let outcome = runtime.block_on(stage.run(&pass.progress()))?;
+    let progress = pass.progress();
+    let outcome = pass.passes(&runtime, &[&answer_client], || stage.run(&progress))?;
+    drop(progress);
     let usages = vec![usage("answerer", &answer_client, config.answerer_llm())];
     pass.finish(&outcome, usages, &failures, &[benchmark_path], &[&answers])?;
     Ok(outcome)

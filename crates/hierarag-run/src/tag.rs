@@ -11,7 +11,7 @@ use hierarag_taxonomy::Taxonomy;
 
 use crate::config::RunConfig;
 use crate::layout::RunDir;
-use crate::models::chat_client;
+use crate::models::batch_client;
 use crate::stages::{StageRun, runtime, usage};
 use hierarag_pipeline::Reporter;
 
@@ -46,7 +46,8 @@ pub fn tag(
     let pass = StageRun::start(run, "tag", root, reporter)?;
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
-    let client = chat_client(config.tagger_llm(), root, reporter)?;
+    let tagger_llm = config.tagger_llm();
+    let client = batch_client(tagger_llm, root, tagger_llm.batch, reporter)?;
     let examples = examples_of(&benchmark);
     let tagger = Tagger::new(taxonomy, &client, config.tag.settings.clone(), &examples)
         .map_err(|e| anyhow::anyhow!("[tag] dimensions: {e}"))?;
@@ -83,7 +84,9 @@ pub fn tag(
         failures: &failures,
         concurrency: config.tag.concurrency,
     };
-    let outcome = runtime()?.block_on(stage.run(&pass.progress()))?;
+    let progress = pass.progress();
+    let outcome = pass.passes(&runtime()?, &[&client], || stage.run(&progress))?;
+    drop(progress);
     let usages = vec![usage("tagger", &client, config.tagger_llm())];
     pass.finish(&outcome, usages, &failures, &[benchmark_path], &[&tags])?;
     Ok(outcome)

@@ -25,8 +25,8 @@ fn batch_mock(ending: Ending) -> BatchMock {
     })
 }
 
-/// A run config whose generator and filter (`[llm]`) go through `batch_url`'s batch API, the
-/// embeddings through `plain_url`.
+/// A run config whose `[llm]` roles (generator, filter, answerer) go through `batch_url`'s batch
+/// API, the embeddings through `plain_url`.
 fn batch_config(
     dir: &Path,
     corpus: &Path,
@@ -43,7 +43,19 @@ fn batch_config(
 price_batch_prompt_per_mtok = 1.5\n",
         1,
     );
-    std::fs::write(&config, format!("{head}[embeddings]{embeddings}")).unwrap();
+    std::fs::write(
+        &config,
+        format!("{head}[embeddings]{embeddings}\n[judge]\n"),
+    )
+    .unwrap();
+    config
+}
+
+/// `write_config` with the judge on, as `batch_config` has it.
+fn judged_config(dir: &Path, corpus: &Path, url: &str, run: &Path) -> PathBuf {
+    let config = write_config(dir, corpus, url, run);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n[judge]\n")).unwrap();
     config
 }
 
@@ -65,8 +77,8 @@ fn same_outputs(a: &Path, b: &Path) {
     }
 }
 
-/// A run with `batch = true` ends with the same files as one that calls, its generation and its
-/// filter each one batch (a round each), recorded in batches.jsonl; a run SIGKILLed while it
+/// A run with `batch = true` ends with the same files as one that calls, its generation, its
+/// filter and its answers each one batch (a round each), recorded in batches.jsonl; a run SIGKILLed while it
 /// waits for a batch re-attaches to it on the rerun and submits no request twice.
 #[test]
 fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
@@ -76,7 +88,7 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     let corpus = write_corpus(dir.path(), false);
 
     let calling = dir.path().join("calling");
-    assert_ok(&run_to_end(&write_config(
+    assert_ok(&run_to_end(&judged_config(
         dir.path(),
         &corpus,
         &plain,
@@ -87,7 +99,7 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     let config = batch_config(dir.path(), &corpus, &mock.v1(), &plain, &batched);
     let estimate = dry_run(&config);
     assert!(
-        estimate.contains("generator and filter through the batch API (batch = true)"),
+        estimate.contains("generator, filter, answerer, judge through the batch API"),
         "{estimate}"
     );
     let stderr = assert_ok(&run_to_end(&config));
@@ -115,8 +127,8 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     let ids = mock.custom_ids();
     let unique: std::collections::HashSet<&String> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "a request was submitted twice");
-    // The generator's batch calls cost the batch price, the answerer's calls (of the same
-    // [llm] table, not batched) the ordinary one; every batch result counts as a call.
+    // The batch calls of every role of the [llm] table cost the batch price; the answer stage
+    // went through the batch API too (its own round).
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(batched.join("manifest.json")).unwrap()).unwrap();
     let usage = |stage: &str, role: &str| -> Value {
@@ -134,7 +146,12 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     assert!((generator["cost"].as_f64().unwrap() - prompt * 1.5 / 1e6).abs() < 1e-12);
     let answerer = usage("answer", "answerer");
     let prompt = answerer["prompt_tokens"].as_f64().unwrap();
-    assert!((answerer["cost"].as_f64().unwrap() - prompt * 3.0 / 1e6).abs() < 1e-12);
+    assert!((answerer["cost"].as_f64().unwrap() - prompt * 1.5 / 1e6).abs() < 1e-12);
+    assert!(
+        submitted.len() >= 4,
+        "generation, filter, answer and judge rounds: {ledger:?}"
+    );
+    assert!(usage("judge", "judge")["cost"].as_f64().unwrap() > 0.0);
 
     // Killed while it waits for its first batch, which does not end until the test says so.
     let slow = batch_mock(Ending {
