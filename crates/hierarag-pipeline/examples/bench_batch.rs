@@ -24,8 +24,6 @@ use hierarag_test_support::batches::{BatchMock, Ending};
 use hierarag_test_support::mock::Reply;
 use serde_json::json;
 
-// The timer and the request parsing serve the other benchmarks' hand-written servers.
-#[allow(dead_code)]
 mod common;
 
 /// The process's peak resident memory (VmHWM), in MB.

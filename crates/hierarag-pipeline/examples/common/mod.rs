@@ -1,6 +1,7 @@
 //! What the benchmarks' mock servers share: a timer thread that releases replies at their
 //! deadlines, the parsing of a request's head, the reply to a request of each stage, and the
-//! plan items with their documents.
+//! plan items with their documents. Each example uses part of it.
+#![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Condvar, Mutex};
