@@ -656,10 +656,14 @@ pub fn estimate(config: &RunConfig, config_path: &Path) -> anyhow::Result<RunEst
         Some(human) => {
             let text = std::fs::read_to_string(&human.file)
                 .with_context(|| format!("[human] file {}: cannot read", human.file.display()))?;
-            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
             match human.format() {
-                crate::config::HumanFormat::Csv => lines.saturating_sub(1),
-                crate::config::HumanFormat::Jsonl => lines,
+                // Records, not lines: a quoted cell may hold line breaks.
+                crate::config::HumanFormat::Csv => {
+                    csv::Reader::from_reader(text.as_bytes()).records().count()
+                }
+                crate::config::HumanFormat::Jsonl => {
+                    text.lines().filter(|l| !l.trim().is_empty()).count()
+                }
             }
         }
         None => 0,

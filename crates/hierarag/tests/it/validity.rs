@@ -266,3 +266,40 @@ fn a_human_benchmark_in_another_language_is_refused() {
     );
     assert!(!dir.path().join("run/human/benchmark.jsonl").exists());
 }
+
+/// The estimate counts a CSV `[human]` file's questions as records, as the import reads them,
+/// when cells hold line breaks: the file is written by Python's csv module, every answer on two
+/// lines.
+#[test]
+fn the_estimate_counts_a_csv_human_benchmarks_records_not_its_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv_path = dir.path().join("questions.csv");
+    let script = r#"
+import csv, json, sys
+with open(sys.argv[2], "w", newline="") as out:
+    writer = csv.writer(out)
+    writer.writerow(["id", "question", "answer", "doc_ids"])
+    for line in open(sys.argv[1]):
+        q = json.loads(line)
+        writer.writerow([q["id"], q["question"], q["answer"] + "\n(from the paragraph)",
+                         "|".join(q["doc_ids"])])
+"#;
+    let status = std::process::Command::new(crate::support::python())
+        .args(["-c", script])
+        .arg(workspace_root().join("examples/human/questions.jsonl"))
+        .arg(&csv_path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&csv_path).unwrap();
+    assert!(text.lines().count() > 2 * 179, "the answers span two lines");
+    let config = example_config(dir.path(), &csv_path);
+    let (stdout, _) = ok(Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .args(["run", "--dry-run"])
+        .arg(&config));
+    assert!(
+        stdout.contains("the 179 human-written questions of [human]"),
+        "{stdout}"
+    );
+}
