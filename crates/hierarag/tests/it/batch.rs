@@ -12,8 +12,8 @@ use hierarag_test_support::mock::Reply;
 use serde_json::{Value, json};
 
 use crate::run::{
-    OUTPUTS, chat, dry_run, embeddings, hierarag, lines, records, run_to_end, start_mock,
-    write_config, write_corpus,
+    assert_ran, chat, dry_run, embeddings, hierarag, lines, records, run_to_end, same_outputs,
+    start_mock, write_config, write_corpus,
 };
 
 /// A batch mock answering as the run tests' chat mock does.
@@ -25,8 +25,8 @@ fn batch_mock(ending: Ending) -> BatchMock {
     })
 }
 
-/// A run config whose `[llm]` roles (generator, filter, answerer) go through `batch_url`'s batch
-/// API, the embeddings through `plain_url`.
+/// A run config with the judge on, whose `[llm]` roles (generator, filter, answerer, judge) go
+/// through `batch_url`'s batch API, the embeddings through `plain_url`.
 fn batch_config(
     dir: &Path,
     corpus: &Path,
@@ -34,7 +34,7 @@ fn batch_config(
     plain_url: &str,
     run: &Path,
 ) -> PathBuf {
-    let config = write_config(dir, corpus, plain_url, run);
+    let config = judged_config(dir, corpus, plain_url, run);
     let text = std::fs::read_to_string(&config).unwrap();
     let (head, embeddings) = text.split_once("[embeddings]").unwrap();
     let head = head.replacen(plain_url, batch_url, 1).replacen(
@@ -43,38 +43,16 @@ fn batch_config(
 price_batch_prompt_per_mtok = 1.5\n",
         1,
     );
-    std::fs::write(
-        &config,
-        format!("{head}[embeddings]{embeddings}\n[judge]\n"),
-    )
-    .unwrap();
+    std::fs::write(&config, format!("{head}[embeddings]{embeddings}")).unwrap();
     config
 }
 
-/// `write_config` with the judge on, as `batch_config` has it.
+/// `write_config` with the judge on.
 fn judged_config(dir: &Path, corpus: &Path, url: &str, run: &Path) -> PathBuf {
     let config = write_config(dir, corpus, url, run);
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, format!("{text}\n[judge]\n")).unwrap();
     config
-}
-
-fn assert_ok(out: &std::process::Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "{}\n{stderr}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    stderr
-}
-
-fn same_outputs(a: &Path, b: &Path) {
-    for file in OUTPUTS {
-        let left = std::fs::read(a.join(file)).unwrap();
-        let right = std::fs::read(b.join(file)).unwrap();
-        assert!(left == right, "{file} differs");
-    }
 }
 
 /// A run with `batch = true` ends with the same files as one that calls, its generation, its
@@ -88,7 +66,7 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     let corpus = write_corpus(dir.path(), false);
 
     let calling = dir.path().join("calling");
-    assert_ok(&run_to_end(&judged_config(
+    assert_ran(&run_to_end(&judged_config(
         dir.path(),
         &corpus,
         &plain,
@@ -102,8 +80,8 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
         estimate.contains("generator, filter, answerer, judge through the batch API"),
         "{estimate}"
     );
-    let stderr = assert_ok(&run_to_end(&config));
-    same_outputs(&calling, &batched);
+    let stderr = assert_ran(&run_to_end(&config));
+    same_outputs(&calling, &batched, "after a batch run");
     let ledger = records(&batched.join("batches.jsonl"));
     let submitted: Vec<&Value> = ledger
         .iter()
@@ -183,9 +161,9 @@ fn a_batch_run_ends_as_a_calling_run_and_a_killed_one_reattaches() {
     child.wait().unwrap();
     assert_eq!(slow.submitted(), 1);
     slow.set_ending(Ending::default());
-    let stderr = assert_ok(&run_to_end(&config));
+    let stderr = assert_ran(&run_to_end(&config));
     assert!(stderr.contains("submitted by an earlier run"), "{stderr}");
-    same_outputs(&calling, &killed);
+    same_outputs(&calling, &killed, "after the kill and the rerun");
     let ids = slow.custom_ids();
     let unique: std::collections::HashSet<&String> = ids.iter().collect();
     assert_eq!(
@@ -206,7 +184,7 @@ fn export_and_import_round_trip_through_the_openai_sdk() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = write_corpus(dir.path(), false);
     let calling = dir.path().join("calling");
-    assert_ok(&run_to_end(&write_config(
+    assert_ran(&run_to_end(&write_config(
         dir.path(),
         &corpus,
         &plain,
@@ -250,7 +228,7 @@ for n, line in enumerate(open(sys.argv[1])):
             .arg(&input)
             .output()
             .unwrap();
-        assert_ok(&out);
+        assert_ran(&out);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if stdout.starts_with("nothing pending") {
             break;
@@ -280,7 +258,7 @@ for n, line in enumerate(open(sys.argv[1])):
             .arg(&config)
             .output()
             .unwrap();
-        assert_ok(&out);
+        assert_ran(&out);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             stdout.contains(&format!("{} replies stored", lines(&input))),
@@ -289,8 +267,8 @@ for n, line in enumerate(open(sys.argv[1])):
     }
     // Generation, then the filter.
     assert!(rounds >= 2, "{rounds} rounds");
-    assert_ok(&run_to_end(&config));
-    same_outputs(&calling, &exported);
+    assert_ran(&run_to_end(&config));
+    same_outputs(&calling, &exported, "after the export and import rounds");
 }
 
 /// The batch mock is the API the official SDKs read: the `openai` SDK uploads a file, creates a
@@ -342,16 +320,15 @@ for result in a.messages.batches.results(mb.id):
     anthropic_texts[result.custom_id] = "".join(c.text for c in result.result.message.content)
 print(json.dumps({"openai": openai_texts, "anthropic": anthropic_texts}))
 "#;
-    let sdk = std::process::Command::new(crate::support::peers_python())
-        .args(["-c", script, &mock.root, &json!(questions).to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        sdk.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sdk.stderr)
+    let sdk = crate::support::json_of(
+        std::process::Command::new(crate::support::peers_python()).args([
+            "-c",
+            script,
+            &mock.root,
+            &json!(questions).to_string(),
+        ]),
+        None,
     );
-    let sdk: Value = serde_json::from_slice(&sdk.stdout).unwrap();
     assert_eq!(mock.submitted(), 2);
 
     let dir = tempfile::tempdir().unwrap();

@@ -159,19 +159,14 @@ fn compare_equals_scipy_statsmodels_and_pingouin_on_the_runs_own_files() {
     let comparison = compare_json(&["--bootstrap", "300"], &[root]);
     assert_eq!(comparison["common"], n);
     assert!(root.join("comparison.json").exists());
-    let output = Process::new(python())
-        .arg("-c")
-        .arg(REFERENCE)
-        .arg(root)
-        .args(["bm25", "hybrid"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let reference = crate::support::json_of(
+        Process::new(python())
+            .arg("-c")
+            .arg(REFERENCE)
+            .arg(root)
+            .args(["bm25", "hybrid"]),
+        None,
     );
-    let reference: Value = serde_json::from_slice(&output.stdout).unwrap();
 
     let cs = comparison["overall"]
         .as_array()

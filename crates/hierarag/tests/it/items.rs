@@ -134,18 +134,13 @@ fn items_finds_planted_questions_and_a_core_set_that_holds_on_held_out_systems()
     assert_eq!(flagged("negative"), planted(2));
 
     // The discrimination is scipy's.
-    let output = Process::new(python())
-        .args(["-c", REFERENCE])
-        .arg(root)
-        .args(SYSTEMS)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let reference = crate::support::json_of(
+        Process::new(python())
+            .args(["-c", REFERENCE])
+            .arg(root)
+            .args(SYSTEMS),
+        None,
     );
-    let reference: Value = serde_json::from_slice(&output.stdout).unwrap();
     for item in items["items"].as_array().unwrap() {
         let expected = reference[item["id"].as_str().unwrap()].as_f64().unwrap();
         let actual = item["discrimination"].as_f64().unwrap();

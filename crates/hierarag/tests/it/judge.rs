@@ -549,22 +549,10 @@ for case in data["metrics"]:
     out["metrics"].append({"metric": case["metric"], "rho": rho(case["values"], case["mean"])})
 print(json.dumps(out))
 "#;
-    let mut child = std::process::Command::new(crate::support::python())
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run Python (set HIERARAG_PYTHON)");
-    std::io::Write::write_all(
-        child.stdin.as_mut().unwrap(),
-        json!({"scales": cases, "metrics": metric_cases})
-            .to_string()
-            .as_bytes(),
-    )
-    .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let expected = crate::support::json_of(
+        std::process::Command::new(crate::support::python()).args(["-c", script]),
+        Some(&json!({"scales": cases, "metrics": metric_cases})),
+    );
 
     let close = |got: &Value, want: &Value, what: &str| {
         let (got, want) = (got.as_f64().unwrap(), want.as_f64().unwrap());
@@ -753,22 +741,10 @@ print(json.dumps({"estimate": float(ppi_mean_pointestimate(y, yhat, unl)[0]),
                   "ci": [float(np.ravel(lo)[0]), float(np.ravel(hi)[0])],
                   "judge": float(np.concatenate([yhat, unl]).mean()), "people": float(y.mean())}))
 "#;
-    let mut child = std::process::Command::new(crate::support::python())
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run Python (set HIERARAG_PYTHON)");
-    std::io::Write::write_all(
-        child.stdin.as_mut().unwrap(),
-        json!({"y": y, "yhat": yhat, "unlabeled": unlabeled})
-            .to_string()
-            .as_bytes(),
-    )
-    .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let expected = crate::support::json_of(
+        std::process::Command::new(crate::support::python()).args(["-c", script]),
+        Some(&json!({"y": y, "yhat": yhat, "unlabeled": unlabeled})),
+    );
     let close = |got: &Value, want: &Value, what: &str| {
         let (got, want) = (got.as_f64().unwrap(), want.as_f64().unwrap());
         assert!(

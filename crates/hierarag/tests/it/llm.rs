@@ -90,16 +90,15 @@ print(json.dumps({"openai_prompt": o.usage.prompt_tokens,
                                       + a.usage.cache_creation_input_tokens,
                   "anthropic_cached": a.usage.cache_read_input_tokens}))
 "#;
-    let output = std::process::Command::new(crate::support::peers_python())
-        .args(["-c", script, OPENAI_REPLY, ANTHROPIC_REPLY])
-        .output()
-        .expect("run the peers' Python (set HIERARAG_PEERS_PYTHON)");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let sdk = crate::support::json_of(
+        std::process::Command::new(crate::support::peers_python()).args([
+            "-c",
+            script,
+            OPENAI_REPLY,
+            ANTHROPIC_REPLY,
+        ]),
+        None,
     );
-    let sdk: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -608,16 +608,10 @@ fn an_analysis_with_empty_factorial_cells_is_reported() {
     write_lines(&root.join("benchmark.jsonl"), &benchmark);
     write_lines(&root.join("scores.jsonl"), &scores);
     for args in [&["analyze", "-q"][..], &["report", "-q"]] {
-        let out = Command::cargo_bin("hierarag")
-            .unwrap()
-            .args(args)
-            .arg(root)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::support::ok(
+            assert_cmd::Command::new(crate::support::BIN)
+                .args(args)
+                .arg(root),
         );
     }
     let analysis = std::fs::read_to_string(root.join("analysis.json")).unwrap();

@@ -341,6 +341,26 @@ pub(crate) const OUTPUTS: [&str; 7] = [
     "analysis.json",
 ];
 
+/// Asserts that a run exited 0 (its stdout and stderr shown otherwise); its stderr.
+pub(crate) fn assert_ran(out: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{}\n{stderr}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+/// Asserts that every file of `OUTPUTS` is byte-identical in run directories `a` and `b`.
+pub(crate) fn same_outputs(a: &Path, b: &Path, context: &str) {
+    for file in OUTPUTS {
+        let left = std::fs::read(a.join(file)).unwrap();
+        let right = std::fs::read(b.join(file)).unwrap();
+        assert!(left == right, "{file} differs {context}");
+    }
+}
+
 pub(crate) fn lines(path: &Path) -> usize {
     std::fs::read(path)
         .map(|b| b.iter().filter(|&&c| c == b'\n').count())
@@ -404,16 +424,8 @@ fn an_interrupted_run_resumes_to_the_same_files_as_an_uninterrupted_one() {
     }
     assert!(kills >= 3, "the run finished before most kill points");
     let out = run_to_end(&config);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for file in OUTPUTS {
-        let a = std::fs::read(straight.join(file)).unwrap();
-        let b = std::fs::read(resumed.join(file)).unwrap();
-        assert!(a == b, "{file} differs after kill and resume");
-    }
+    assert_ran(&out);
+    same_outputs(&straight, &resumed, "after kill and resume");
     // The copies a killed stage was writing in plan order are gone once it has finished.
     let left: Vec<String> = std::fs::read_dir(&resumed)
         .unwrap()
@@ -469,12 +481,7 @@ fn an_interrupted_run_resumes_to_the_same_files_as_an_uninterrupted_one() {
         stderr.contains("generate: 24 of 24 done (24 from an earlier pass)"),
         "{stderr}"
     );
-    for file in OUTPUTS {
-        assert_eq!(
-            std::fs::read(straight.join(file)).unwrap(),
-            std::fs::read(resumed.join(file)).unwrap()
-        );
-    }
+    same_outputs(&straight, &resumed, "after the failures were retried");
 }
 
 #[test]
@@ -783,11 +790,7 @@ fn a_run_with_several_systems_answers_with_each_in_its_own_folder() {
     let plain = dir.path().join("plain");
     let config = write_config(dir.path(), &corpus, &base_url, &plain);
     let out = run_to_end(&config);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let rows: Vec<Value> = std::fs::read_to_string(plain.join("answers.jsonl"))
         .unwrap()
         .lines()
@@ -951,11 +954,7 @@ command = ["{}", "{}", "{}"]
         .arg(&multi)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
 }
 
 /// Dense retrieval with the embedded MiniLM in two run directories over one corpus: the first
@@ -1062,11 +1061,7 @@ fn a_dense_run_through_the_hnsw_graph_answers_as_exact_search_does() {
             ) + &format!("\n[dense]\nann = \"{ann}\"\nef_search = 16\n");
         std::fs::write(&config, text).unwrap();
         let out = run_to_end(&config);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ran(&out);
         let cache = run_dir.join("index/dense/openai-mock-embed");
         assert!(cache.join("embeddings.f32").exists());
         assert_eq!(cache.join("hnsw.usearch").exists(), ann == "hnsw", "{ann}");
@@ -1425,11 +1420,7 @@ fn a_run_answers_a_given_benchmark_instead_of_generating_one() {
     let corpus = write_corpus(dir.path(), false);
     let full = dir.path().join("full");
     let out = run_to_end(&write_config(dir.path(), &corpus, &base_url, &full));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let benchmark = std::fs::read_to_string(full.join("benchmark.jsonl")).unwrap();
     let core: String = benchmark
         .lines()
@@ -1519,11 +1510,7 @@ fn a_dry_run_estimates_the_calls_the_run_makes() {
     );
 
     let out = run_to_end(&config);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
     let estimate = &manifest["estimate"];
@@ -1625,11 +1612,7 @@ fn a_run_stops_at_its_budget_and_a_larger_one_finishes_it() {
     };
     let straight = dir.path().join("straight");
     let out = run_to_end(&priced(&straight, None));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran(&out);
     let whole = spent(&straight);
     assert!(whole > 0.0);
 
@@ -1652,16 +1635,8 @@ fn a_run_stops_at_its_budget_and_a_larger_one_finishes_it() {
 
     // A larger budget: it goes on, and ends where the straight run ended.
     let out = run_to_end(&priced(&budgeted, Some(whole * 10.0)));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for file in OUTPUTS {
-        let a = std::fs::read(straight.join(file)).unwrap();
-        let b = std::fs::read(budgeted.join(file)).unwrap();
-        assert!(a == b, "{file} differs after the budget stop and the rerun");
-    }
+    assert_ran(&out);
+    same_outputs(&straight, &budgeted, "after the budget stop and the rerun");
 }
 
 /// The estimate of an rq2 design: as many generation and filter calls as `hierarag plan

@@ -61,6 +61,36 @@ pub fn ok(cmd: &mut Command) -> (String, String) {
     (stdout, stderr)
 }
 
+/// Runs `cmd` (a Python script of a reference package, usually), with `stdin` as JSON on its
+/// standard input when given; expects success and returns its standard output read as JSON.
+pub fn json_of(cmd: &mut std::process::Command, stdin: Option<&Value>) -> Value {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+    let mut input = child.stdin.take().expect("piped");
+    if let Some(value) = stdin {
+        input.write_all(value.to_string().as_bytes()).unwrap();
+    }
+    drop(input);
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{cmd:?}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
 /// Runs `cmd`, expects exit code 1 (bad input), nothing on stdout, and returns stderr.
 pub fn bad_input(cmd: &mut Command) -> String {
     let output = cmd.output().expect("run hierarag");
