@@ -58,6 +58,30 @@ impl ChatClient {
         backends: Vec<Arc<dyn ChatBackend>>,
         settings: &ClientSettings,
     ) -> Result<ChatClient, LlmError> {
+        ChatClient::build(backends, settings, None)
+    }
+
+    /// [`ChatClient::new`] over backends that also have a batch interface (the first one's
+    /// takes the batches).
+    fn with_batches<B: ChatBackend + BatchBackend + 'static>(
+        backends: Vec<Arc<B>>,
+        settings: &ClientSettings,
+    ) -> Result<ChatClient, LlmError> {
+        let batch_api = backends
+            .first()
+            .map(|b| Arc::clone(b) as Arc<dyn BatchBackend>);
+        let chat = backends
+            .into_iter()
+            .map(|b| b as Arc<dyn ChatBackend>)
+            .collect();
+        ChatClient::build(chat, settings, batch_api)
+    }
+
+    fn build(
+        backends: Vec<Arc<dyn ChatBackend>>,
+        settings: &ClientSettings,
+        batch_api: Option<Arc<dyn BatchBackend>>,
+    ) -> Result<ChatClient, LlmError> {
         let (backend, model) = same_model(backends.iter().map(|b| (b.backend(), b.model())))?;
         let cache = settings
             .cache
@@ -74,30 +98,11 @@ impl ChatClient {
                 ),
                 cache,
                 budget: OnceLock::new(),
-                batch_api: None,
+                batch_api,
                 batching: OnceLock::new(),
                 settings: settings.clone(),
             }),
         })
-    }
-
-    /// [`ChatClient::new`] over backends that also have a batch interface.
-    fn with_batches<B: ChatBackend + BatchBackend + 'static>(
-        backends: Vec<Arc<B>>,
-        settings: &ClientSettings,
-    ) -> Result<ChatClient, LlmError> {
-        let batch_api = backends
-            .first()
-            .map(|b| Arc::clone(b) as Arc<dyn BatchBackend>);
-        let chat = backends
-            .into_iter()
-            .map(|b| b as Arc<dyn ChatBackend>)
-            .collect();
-        let mut client = ChatClient::new(chat, settings)?;
-        Arc::get_mut(&mut client.inner)
-            .expect("the client was just made")
-            .batch_api = batch_api;
-        Ok(client)
     }
 
     /// Puts the client in batch mode: from now on a request the cache cannot answer is not sent

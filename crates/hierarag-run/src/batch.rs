@@ -28,6 +28,7 @@ pub fn import(
     reporter: &dyn Reporter,
 ) -> anyhow::Result<Imported> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let runtime = crate::stages::runtime()?;
     let mut caches = Vec::new();
     let mut imported = Imported::default();
     for llm in [config.generator_llm(), config.filter_llm()] {
@@ -37,7 +38,7 @@ pub fn import(
         }
         caches.push(cache);
         let client = chat_client(llm, run.root(), reporter)?;
-        let (stored, failed) = crate::stages::runtime()?
+        let (stored, failed) = runtime
             .block_on(client.import_batch_output(&bytes))
             .with_context(|| format!("importing {}", file.display()))?;
         imported = Imported { stored, failed };
