@@ -247,10 +247,27 @@ async fn command_stderr_log_is_capped() {
     drop(program);
     let log = dir.path().join("command.log");
     let rotated = dir.path().join("command.log.1");
-    let sizes = [
-        log.metadata().unwrap().len(),
-        rotated.metadata().unwrap().len(),
-    ];
+    // The log's task drains what was left in the pipe after the drop, and may be rotating the
+    // log (renamed, a new one not yet made) at any moment until it has: read the sizes once
+    // two looks 50 ms apart agree.
+    let sizes_now = || {
+        [&log, &rotated]
+            .map(|path| path.metadata().map(|m| m.len()).ok())
+            .into_iter()
+            .collect::<Option<Vec<u64>>>()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let sizes = loop {
+        let first = sizes_now();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        match (first, sizes_now()) {
+            (Some(a), Some(b)) if a == b => break b,
+            _ => assert!(
+                std::time::Instant::now() < deadline,
+                "the log kept changing for 10 s"
+            ),
+        }
+    };
     assert!(sizes.iter().all(|&size| size <= cap), "{sizes:?}");
     // The rotated log holds the latest output before the current one: not the first lines.
     let text = std::fs::read_to_string(&rotated).unwrap();
