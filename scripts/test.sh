@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, and every test.
 #
-# Sets up what the tests need first (idempotent, fast when already done):
+# Sets up what the tests need (idempotent, fast when already done; the Python environments in
+# the background while cargo checks and builds):
 # - a Python virtual environment (.venv-oracles) with the packages of
 #   scripts/oracles/requirements.txt (pytrec_eval, the reference the retrieval metrics are
 #   checked against; xllamacpp, llama.cpp's server for the LLM tests) and pip, with which the
@@ -29,29 +30,45 @@ else
   VENV="$PWD/.venv-oracles" PEERS="$PWD/.venv-peers" PYVENV="$PWD/target/py-venv"
   export HIERARAG_HOME="$PWD/target/test-home"
 fi
-STAMP="$VENV/.requirements.sha256"
-WANT=$(sha256sum scripts/oracles/requirements.txt | cut -d' ' -f1)
-if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
-  echo "== setting up $VENV (scripts/oracles/requirements.txt)"
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r scripts/oracles/requirements.txt
-  echo "$WANT" > "$STAMP"
-fi
-export HIERARAG_PYTHON="$VENV/bin/python"
-# The peers' own packages (ragas, deepeval), in a virtual environment of their own so that
-# their dependencies never move the oracles' pins; the tests let them write the answers files
-# that `kind = "file"` systems read (scripts/peers/write_answers.py).
-PEERS_STAMP="$PEERS/.requirements.sha256"
-PEERS_WANT=$(sha256sum scripts/peers/requirements.txt | cut -d' ' -f1)
-if [ ! -x "$PEERS/bin/python" ] || [ "$(cat "$PEERS_STAMP" 2>/dev/null)" != "$PEERS_WANT" ]; then
-  echo "== setting up $PEERS (scripts/peers/requirements.txt)"
-  "$PYTHON" -m venv "$PEERS"
-  "$PEERS/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r scripts/peers/requirements.txt
-  echo "$PEERS_WANT" > "$PEERS_STAMP"
-fi
-export HIERARAG_PEERS_PYTHON="$PEERS/bin/python"
+# A virtual environment at $1 with the packages of requirements file $2, set up again whenever
+# that file changes (its hash is stamped into the environment).
+venv_with() {
+  local venv=$1 requirements=$2 stamp="$1/.requirements.sha256" want
+  want=$(sha256sum "$requirements" | cut -d' ' -f1)
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "== setting up $venv ($requirements)"
+    "$PYTHON" -m venv --clear "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+    echo "$want" > "$stamp"
+  fi
+}
+# The three environments install in the background while cargo checks and builds: on a new
+# machine their downloads take minutes that would otherwise add to the build's. Each logs to a
+# file, printed before the tests start (and in full if the job failed).
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
+# The oracles (pytrec_eval, xllamacpp, ...), and pip for the asset tests' PyPI downloads.
+venv_with "$VENV" scripts/oracles/requirements.txt >"$LOGS/oracles" 2>&1 &
+ORACLES_JOB=$!
+# The peers' own packages (ragas, deepeval), in an environment of their own so that their
+# dependencies never move the oracles' pins; the tests let them write the answers files that
+# `kind = "file"` systems read (scripts/peers/write_answers.py).
+venv_with "$PEERS" scripts/peers/requirements.txt >"$LOGS/peers" 2>&1 &
+PEERS_JOB=$!
+# The Python package's tests (pandas, pytest, the LangChain packages), for the last step.
+venv_with "$PYVENV" python/tests/requirements.txt >"$LOGS/python" 2>&1 &
+PYTHON_JOB=$!
+export HIERARAG_PYTHON="$VENV/bin/python" HIERARAG_PEERS_PYTHON="$PEERS/bin/python"
+# Waits for background job $1, whose log is $2; stops the script if the job failed.
+await() {
+  local status=0
+  wait "$1" || status=$?
+  cat "$2"
+  if [ "$status" -ne 0 ]; then
+    echo "== that setup failed (exit $status)" >&2
+    exit "$status"
+  fi
+}
 
 echo "== cargo fmt --check [${SECONDS} s]"
 cargo fmt --all -- --check
@@ -59,6 +76,10 @@ echo "== cargo clippy -D warnings [${SECONDS} s]"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # Every test, the ignored ones included: those download pinned packages from PyPI (the only
 # network they use) or drive Chromium; a plain `cargo test` lists them as ignored, with why.
+echo "== cargo test: build [${SECONDS} s]"
+cargo test --workspace --locked --no-run
+await "$ORACLES_JOB" "$LOGS/oracles"
+await "$PEERS_JOB" "$LOGS/peers"
 echo "== cargo test (--include-ignored) [${SECONDS} s]"
 cargo test --workspace --locked -- --include-ignored
 # The Python package: built from this checkout with maturin into a virtual environment of
@@ -68,8 +89,7 @@ cargo test --workspace --locked -- --include-ignored
 # wheel would compile every crate again); `pip install .` on a user's machine builds the
 # release profile.
 echo "== python: pip install . ($PYVENV) and pytest python/tests [${SECONDS} s]"
-[ -x "$PYVENV/bin/python" ] || "$PYTHON" -m venv "$PYVENV"
-"$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check -r python/tests/requirements.txt
+await "$PYTHON_JOB" "$LOGS/python"
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" MATURIN_PEP517_ARGS="--profile dev" \
   "$PYVENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
   --force-reinstall .
