@@ -21,10 +21,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::budget::Reservation;
 use crate::dispatch::Dispatcher;
 use crate::error::LlmError;
 use crate::types::{BatchBackend, BatchResult, ChatRequest};
+use hierarag_cost::Reservation;
 
 /// How long the poll interval may grow, as a multiple of the first one.
 const MAX_POLL_FACTOR: u32 = 16;

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use crate::anthropic::AnthropicChat;
 use crate::batch::{BatchLedger, BatchRound, Batching, LedgerLine, batching, now_unix_s};
-use crate::budget::{Budget, Prices, Reservation};
 use crate::cache::{ResponseCache, chat_key};
 use crate::config::{ChatBackendKind, ClientSettings, LlmConfig};
 use crate::dispatch::Dispatcher;
@@ -17,6 +16,7 @@ use crate::http::http_client;
 use crate::openai::OpenAiChat;
 use crate::types::{BatchBackend, BatchResult, ChatBackend, ChatRequest, Completion, Message};
 use crate::usage::UsageSummary;
+use hierarag_cost::{Budget, Prices, Reservation};
 
 /// A chat completion and how it was obtained.
 #[derive(Debug, Clone, PartialEq)]
@@ -255,7 +255,11 @@ impl ChatClient {
         let reservation = match budget {
             Some((budget, prices)) => Some(
                 budget
-                    .reserve(request, prices)
+                    .reserve(
+                        request.prompt_tokens_at_most(),
+                        request.max_tokens.into(),
+                        prices,
+                    )
                     .map_err(|reason| LlmError::Budget { reason })?,
             ),
             None => None,
@@ -305,7 +309,11 @@ impl ChatClient {
             };
         }
         let reservation = match self.inner.budget.get() {
-            Some((budget, prices)) => match budget.reserve(request, prices) {
+            Some((budget, prices)) => match budget.reserve(
+                request.prompt_tokens_at_most(),
+                request.max_tokens.into(),
+                prices,
+            ) {
                 Ok(reservation) => Some(reservation),
                 Err(reason) => return LlmError::Budget { reason },
             },

@@ -57,7 +57,6 @@
 
 mod anthropic;
 mod batch;
-mod budget;
 mod cache;
 mod chat_client;
 mod config;
@@ -76,7 +75,6 @@ mod usage;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat};
 pub use batch::{BatchLedger, BatchRound, LedgerLine};
-pub use budget::{Budget, Prices, Reservation};
 pub use cache::{ResponseCache, chat_cache_key, embed_text_key, reply_cache_key};
 pub use chat_client::{ChatClient, Reply};
 pub use config::{
@@ -84,6 +82,7 @@ pub use config::{
 };
 pub use embedder::Embedder;
 pub use error::{ConfigError, LlmError};
+pub use hierarag_cost::{Budget, Prices, Reservation};
 pub use json_client::{DEFAULT_MAX_REPLY_BYTES, JsonClient, JsonReply, check_service_url};
 pub use openai::{BATCH_CHAT_URL, OpenAiChat, OpenAiEmbeddings, batch_line, read_batch_output};
 pub use repair::{Unreadable, complete_parsed};

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use hierarag_cost::TOKENS_PER_WORD;
 use serde::{Deserialize, Serialize};
 
 /// A boxed future, so that backends can sit behind `dyn` and be chosen at run time.
@@ -85,6 +86,22 @@ impl ChatRequest {
             stop: Vec::new(),
             json_schema: None,
         }
+    }
+
+    /// An upper estimate of the prompt's tokens, which a budget reserves before the call: its
+    /// words at [`TOKENS_PER_WORD`], plus one token per 16 bytes of its text and JSON schema
+    /// (so that punctuation and schemas count too), plus 16.
+    pub fn prompt_tokens_at_most(&self) -> u64 {
+        let mut words = 0usize;
+        let mut chars = 0usize;
+        for message in &self.messages {
+            words += message.content.split_whitespace().count();
+            chars += message.content.len();
+        }
+        let schema = self.json_schema.as_ref().map_or(0, |s| {
+            serde_json::to_string(&s.schema).map_or(0, |t| t.len())
+        });
+        (words as f64 * TOKENS_PER_WORD + (chars + schema) as f64 / 16.0 + 16.0).ceil() as u64
     }
 }
 
@@ -239,4 +256,18 @@ pub struct BatchResult {
     pub custom_id: String,
     /// The completion, or why this request failed.
     pub outcome: Result<Completion, String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompts_largest_estimate_counts_words_and_bytes() {
+        // 10 words, 48 bytes: 13.5 + 3 + 16 → 33 tokens.
+        let request = ChatRequest::new(vec![Message::user(
+            "one two three four five six seven eight nine ten",
+        )]);
+        assert_eq!(request.prompt_tokens_at_most(), 33);
+    }
 }

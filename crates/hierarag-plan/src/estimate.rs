@@ -39,8 +39,7 @@ impl LlmEstimate {
     }
 }
 
-/// Subword tokens per whitespace word for English web text with common BPE vocabularies.
-pub const TOKENS_PER_WORD: f64 = 1.35;
+pub use hierarag_cost::TOKENS_PER_WORD;
 /// Instructions around the document in the generation prompt, in words.
 const GENERATION_PROMPT_WORDS: usize = 220;
 /// Instructions of the filter prompt, in words.

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use hierarag_generate::BenchmarkRecord;
-use hierarag_pipeline::{StageOutcome, TagStage, read_input, read_records};
-use hierarag_tag::{Example, TagRecord, Tagger};
+use hierarag_pipeline::{StageOutcome, TagStage, read_input};
+use hierarag_tag::{Example, Tagger};
 use hierarag_taxonomy::Taxonomy;
 
 use crate::config::RunConfig;
@@ -113,28 +113,4 @@ files to tag again",
     }
     hierarag_pipeline::write_atomic(&path, text.as_bytes())?;
     Ok(())
-}
-
-/// A run's tags and the taxonomy they were made against.
-#[derive(Debug)]
-pub struct RunTags {
-    pub records: Vec<TagRecord>,
-    pub taxonomy: Taxonomy,
-}
-
-/// The tags of a run, if it has been tagged, with their taxonomy (`tags.taxonomy.toml`, or
-/// the run's own for tags made before it was kept).
-pub fn load_tags(run: &RunDir) -> anyhow::Result<Option<RunTags>> {
-    let path = run.tags();
-    if !path.exists() {
-        return Ok(None);
-    }
-    let records = read_records(&path)?;
-    let saved = run.tags_taxonomy();
-    let taxonomy = if saved.exists() {
-        crate::taxonomy::load(Some(&saved))?
-    } else {
-        crate::taxonomy::of_run(None, Some(run))?
-    };
-    Ok(Some(RunTags { records, taxonomy }))
 }

@@ -96,7 +96,7 @@ evaluate`, or `hierarag run`)",
     drop(counter);
     let mut cost_notes = Vec::new();
     let plan: Vec<PlanItem> = if run.plan().exists() {
-        crate::stages::read_plan(&run.plan())?
+        hierarag_pipeline::read_input(&run.plan(), |item: &PlanItem| item.item_id.as_str())?
     } else {
         cost_notes.push(format!(
             "{}: not found, so the plan items per question are taken as 1",

@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use crate::layout::RunDir;
 use crate::manifest::Manifest;
-use crate::tag::RunTags;
+use crate::tags::RunTags;
 
 /// The [analysis] settings a run was made with (the defaults, with the run's seed, if none).
 pub fn settings_of_manifest(manifest: &Manifest) -> anyhow::Result<Settings> {
@@ -206,7 +206,7 @@ pub fn analyze_files(
         unscored,
     } = load_scored(benchmark, scores, answers)?;
     let tags = match run {
-        Some(run) => crate::tag::load_tags(run)?,
+        Some(run) => crate::tags::load_tags(run)?,
         None => None,
     };
     let mut tag_notes = Vec::new();

@@ -119,7 +119,7 @@ again (docs/guide/validity.md)",
         let side = if is_human { &human } else { run };
         let records: Vec<BenchmarkRecord> = read_records(&side.benchmark())?;
         let tags: Option<Vec<TagRecord>> = if is_human {
-            let tags = crate::tag::load_tags(side)?.with_context(|| {
+            let tags = crate::tags::load_tags(side)?.with_context(|| {
                 format!(
                     "{}: not tagged yet (`hierarag run` tags it; or `hierarag tag {}`)",
                     side.root().display(),

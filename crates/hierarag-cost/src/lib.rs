@@ -1,16 +1,18 @@
-//! A run's spending limit (`[budget]`): every client of the run reserves a call's largest cost
-//! before sending it and settles the real cost after, so that the call that would pass the
-//! limit is never sent. The first refused reservation stops the client as a refused endpoint
-//! does: the stage finishes the calls in flight, keeps every finished record and stops.
+//! What model calls cost, below every crate that plans, estimates or makes them.
+//!
+//! - [`TOKENS_PER_WORD`]: the one words-to-tokens rate of the plan's estimate, the run's
+//!   `--dry-run` estimate and the budget's reservations;
+//! - [`Prices`]: a role's prices of a million prompt and completion tokens;
+//! - [`Budget`]: a run's spending limit (`[budget]`). Every client of the run reserves a call's
+//!   largest cost before sending it and settles the real cost after, so that the call that
+//!   would pass the limit is never sent. The first refused reservation stops the client as a
+//!   refused endpoint does: the stage finishes the calls in flight, keeps every finished record
+//!   and stops.
 
 use std::sync::{Mutex, OnceLock};
 
-use crate::types::ChatRequest;
-
-/// Subword tokens per whitespace word for the reservation's prompt estimate; a request's
-/// prompt is reserved at this rate, plus one token per 4 characters of what is not words
-/// (so that JSON schemas count too), and its reply at its `max_tokens`.
-const TOKENS_PER_WORD: f64 = 1.35;
+/// Subword tokens per whitespace word, for English web text with common BPE vocabularies.
+pub const TOKENS_PER_WORD: f64 = 1.35;
 
 /// Prices of a million prompt and completion tokens (a role's `price_*_per_mtok`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -78,15 +80,15 @@ impl Budget {
         self.spend.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reserves the largest cost of `request` at `prices`; refused (and the budget stopped)
-    /// when it would pass the limit with what is spent and reserved.
-    pub fn reserve(&self, request: &ChatRequest, prices: &Prices) -> Result<Reservation, String> {
+    /// Reserves the largest cost of a call of at most `prompt` prompt tokens and `reply`
+    /// completion tokens at `prices`; refused (and the budget stopped) when it would pass the
+    /// limit with what is spent and reserved.
+    pub fn reserve(&self, prompt: u64, reply: u64, prices: &Prices) -> Result<Reservation, String> {
         if let Some(reason) = self.stopped.get() {
             return Err(reason.clone());
         }
-        let prompt = largest_prompt_tokens(request);
-        let tokens = prompt + u64::from(request.max_tokens);
-        let cost = prices.cost(prompt, u64::from(request.max_tokens));
+        let tokens = prompt + reply;
+        let cost = prices.cost(prompt, reply);
         let mut spend = self.lock();
         let over_cost = self
             .max_cost
@@ -143,38 +145,19 @@ impl Budget {
     }
 }
 
-/// An upper estimate of a request's prompt tokens.
-fn largest_prompt_tokens(request: &ChatRequest) -> u64 {
-    let mut words = 0usize;
-    let mut chars = 0usize;
-    for message in &request.messages {
-        words += message.content.split_whitespace().count();
-        chars += message.content.len();
-    }
-    let schema = request.json_schema.as_ref().map_or(0, |s| {
-        serde_json::to_string(&s.schema).map_or(0, |t| t.len())
-    });
-    (words as f64 * TOKENS_PER_WORD + (chars + schema) as f64 / 16.0 + 16.0).ceil() as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Message;
 
     #[test]
     fn a_reservation_that_would_pass_the_limit_is_refused_and_stops_the_budget() {
-        // 10 words, 48 characters: 13.5 + 3 + 16 → 33 prompt tokens reserved, 10 for the reply.
-        let mut request = ChatRequest::new(vec![Message::user(
-            "one two three four five six seven eight nine ten",
-        )]);
-        request.max_tokens = 10;
+        // 33 prompt tokens and 10 for the reply at 1 a token.
         let prices = Prices {
             prompt_per_mtok: 1e6,
             completion_per_mtok: 1e6,
         };
         let budget = Budget::new(Some(90.0), None, 10.0, 0);
-        let first = budget.reserve(&request, &prices).unwrap();
+        let first = budget.reserve(33, 10, &prices).unwrap();
         assert_eq!(
             first,
             Reservation {
@@ -183,21 +166,22 @@ mod tests {
             }
         );
         // 10 spent + 43 in flight + 43 more would pass 90.
-        let refused = budget.reserve(&request, &prices).unwrap_err();
+        let refused = budget.reserve(33, 10, &prices).unwrap_err();
         assert!(refused.contains("max_cost = 90"), "{refused}");
         assert_eq!(budget.stopped(), Some(refused.as_str()));
         // The call in flight settles at what it used; the budget stays stopped.
         budget.settle(first, 20, 5, &prices);
         assert_eq!(budget.spent(), (35.0, 25));
-        assert!(budget.reserve(&request, &prices).is_err());
+        assert!(budget.reserve(33, 10, &prices).is_err());
     }
 
     #[test]
     fn a_token_limit_counts_prompt_and_reply() {
-        let mut request = ChatRequest::new(vec![Message::user("a b c d")]);
-        request.max_tokens = 100;
         let budget = Budget::new(None, Some(150), 0.0, 40);
-        let refused = budget.reserve(&request, &Prices::default()).unwrap_err();
+        let refused = budget.reserve(21, 100, &Prices::default()).unwrap_err();
         assert!(refused.contains("max_tokens = 150"), "{refused}");
+        // 40 spent + 10 + 100 is at the limit, not over it.
+        let budget = Budget::new(None, Some(150), 0.0, 40);
+        assert!(budget.reserve(10, 100, &Prices::default()).is_ok());
     }
 }
