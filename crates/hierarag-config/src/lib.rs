@@ -387,7 +387,18 @@ impl HttpSystemConfig {
         self.headers
             .iter()
             .map(|(key, value)| {
-                hierarag_systems::expand_env(value, |name| std::env::var(name).ok())
+                // What the environment fills in is a secret of the process (a token), and so
+                // is the header's whole value that holds it.
+                let lookup = |name: &str| {
+                    let found = std::env::var(name).ok();
+                    found.inspect(|found| hierarag_fs::secrets::register(found))
+                };
+                hierarag_systems::expand_env(value, lookup)
+                    .inspect(|expanded| {
+                        if expanded != value {
+                            hierarag_fs::secrets::register(expanded);
+                        }
+                    })
                     .map(|value| (key.clone(), value))
                     .map_err(|message| format!("headers.{key}: {message}"))
             })
@@ -887,6 +898,45 @@ impl<'t> Document<'t> {
     }
 }
 
+/// `[budget]`, its limits checked at their lines: a limit is a number of 0 or more (NaN would
+/// turn the budget off without a word).
+fn budget_of(document: &mut Document<'_>) -> anyhow::Result<Option<BudgetSection>> {
+    let Some(mut section) = document.table("budget")? else {
+        return Ok(None);
+    };
+    let max_cost = section.take::<f64>("max_cost", document)?;
+    if let Some((cost, span)) = &max_cost
+        && !(cost.is_finite() && *cost >= 0.0)
+    {
+        return Err(document.error_at(
+            "budget.max_cost",
+            span.clone(),
+            format!("{cost} is not a limit: give a number of 0 or more"),
+        ));
+    }
+    let max_tokens = section.take::<i64>("max_tokens", document)?;
+    if let Some((tokens, span)) = &max_tokens
+        && *tokens < 0
+    {
+        return Err(document.error_at(
+            "budget.max_tokens",
+            span.clone(),
+            format!("{tokens} is not a limit: give a number of 0 or more"),
+        ));
+    }
+    // Nothing else is known in the table: a typo is an error at its place.
+    section.into_typed::<BudgetRest>(document)?;
+    Ok(Some(BudgetSection {
+        max_cost: max_cost.map(|(cost, _)| cost),
+        max_tokens: max_tokens.map(|(tokens, _)| tokens as u64),
+    }))
+}
+
+/// What `[budget]` may hold besides its limits: nothing.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetRest {}
+
 /// A table of the document, its entries still carrying their places.
 struct Section<'t> {
     name: String,
@@ -1352,7 +1402,7 @@ with a reason)",
             };
         let systems = systems_of(&mut document)?;
         let human: Option<HumanSection> = document.typed("human")?;
-        let budget: Option<BudgetSection> = document.typed("budget")?;
+        let budget = budget_of(&mut document)?;
         if let Some(budget) = &budget
             && budget.max_cost.is_none()
             && budget.max_tokens.is_none()
@@ -1833,6 +1883,39 @@ top_k = 5
             assert!(error.contains("run.toml: [analysis]"), "{error}");
             assert!(error.contains(named), "{error}");
         }
+    }
+
+    #[test]
+    fn nan_and_negative_budget_limits_are_refused_with_file_and_line() {
+        let base = "[run]\nseed = 9\n[corpus]\ninputs = [\"a\"]\n[budget]\n";
+        for (bad, named) in [
+            (
+                "max_cost = nan",
+                "run.toml: [budget.max_cost] (line 6, column 12): NaN",
+            ),
+            (
+                "max_cost = -1.5",
+                "(line 6, column 12): -1.5 is not a limit",
+            ),
+            (
+                "max_tokens = -3",
+                "[budget.max_tokens] (line 6, column 14): -3 is not",
+            ),
+            ("max_cost = inf", "inf is not a limit"),
+            ("max_cost = 1.0\nmax_tokenz = 3", "max_tokenz"),
+        ] {
+            let error =
+                RunConfig::parse(&format!("{base}{bad}\n"), Path::new("run.toml")).unwrap_err();
+            let error = format!("{error:#}");
+            assert!(error.contains(named), "{error}");
+        }
+        let config = RunConfig::parse(
+            &format!("{base}max_cost = 2\nmax_tokens = 0\n"),
+            Path::new("run.toml"),
+        )
+        .unwrap();
+        let budget = config.budget.unwrap();
+        assert_eq!((budget.max_cost, budget.max_tokens), (Some(2.0), Some(0)));
     }
 
     #[test]

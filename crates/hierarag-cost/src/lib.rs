@@ -133,6 +133,26 @@ impl Budget {
         spend.tokens += prompt_tokens + completion_tokens;
     }
 
+    /// Counts `reservation` as spent whole: an attempt that failed after the provider may have
+    /// done the work (a timeout, a cut reply, a server error), or results that were never
+    /// reserved for in this process (a batch re-attached after a crash).
+    pub fn charge(&self, reservation: Reservation) {
+        let mut spend = self.lock();
+        spend.reserved_cost = (spend.reserved_cost - reservation.cost).max(0.0);
+        spend.reserved_tokens = spend.reserved_tokens.saturating_sub(reservation.tokens);
+        spend.cost += reservation.cost;
+        spend.tokens += reservation.tokens;
+    }
+
+    /// Counts what calls that were never reserved for used (results of a batch re-attached
+    /// after a crash, which the killed process had reserved for): spent, whatever the limit
+    /// says, since the provider bills them.
+    pub fn spend(&self, prompt_tokens: u64, completion_tokens: u64, prices: &Prices) {
+        let mut spend = self.lock();
+        spend.cost += prices.cost(prompt_tokens, completion_tokens);
+        spend.tokens += prompt_tokens + completion_tokens;
+    }
+
     /// The cost and tokens spent so far, earlier runs included.
     pub fn spent(&self) -> (f64, u64) {
         let spend = self.lock();

@@ -36,6 +36,7 @@
 
 mod fault;
 mod lock;
+pub mod secrets;
 pub mod spreadsheet;
 
 pub use fault::{Blame, Fault};
@@ -49,10 +50,11 @@ use std::path::{Path, PathBuf};
 
 use tempfile::{Builder, NamedTempFile};
 
-/// Writes `bytes` to `path` through `<name>.tmp`, synced and renamed into place.
+/// Writes `bytes` to `path` through `<name>.tmp`, synced and renamed into place, with every
+/// registered secret scrubbed ([`secrets`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = beside(path)?;
-    file.write_all(bytes)?;
+    file.write_all(&secrets::scrub_bytes(bytes))?;
     persist(file, path)
 }
 
@@ -77,27 +79,61 @@ pub fn writing(path: &Path, error: io::Error) -> io::Error {
 #[derive(Debug)]
 pub struct AtomicFile {
     path: PathBuf,
-    file: BufWriter<NamedTempFile>,
+    file: Sink,
+}
+
+/// What an [`AtomicFile`] writes through: text has every registered secret scrubbed; bytes
+/// that are not text (vectors, a verified download) go as they are.
+#[derive(Debug)]
+enum Sink {
+    Text(secrets::ScrubWriter<BufWriter<NamedTempFile>>),
+    Bytes(BufWriter<NamedTempFile>),
 }
 
 impl AtomicFile {
-    /// Starts `path` as `<name>.tmp` beside it (truncating one left by a killed writer).
+    /// Starts `path` as `<name>.tmp` beside it (truncating one left by a killed writer); what
+    /// is written has every registered secret scrubbed ([`secrets`]).
     pub fn create(path: &Path) -> io::Result<AtomicFile> {
-        Ok(AtomicFile::new(path, beside(path)?))
+        let file = AtomicFile::buffered(beside(path)?);
+        Ok(AtomicFile::new(
+            path,
+            Sink::Text(secrets::ScrubWriter::new(file)),
+        ))
+    }
+
+    /// [`AtomicFile::create`] for bytes that are not text (vectors): written as they are.
+    pub fn create_binary(path: &Path) -> io::Result<AtomicFile> {
+        let file = AtomicFile::buffered(beside(path)?);
+        Ok(AtomicFile::new(path, Sink::Bytes(file)))
     }
 
     /// Starts `path` under a temporary name no other process or thread picks,
-    /// `.<name>.XXXXXX.tmp`.
+    /// `.<name>.XXXXXX.tmp`: the stores that several processes fill (the asset store's
+    /// verified downloads, shared vectors), whose bytes are written as they are.
     pub fn create_unique(path: &Path) -> io::Result<AtomicFile> {
         let file = unique_beside(path, ".tmp", |tmp| File::create_new(tmp))
             .map_err(|e| writing(path, e))?;
-        Ok(AtomicFile::new(path, file))
+        Ok(AtomicFile::new(
+            path,
+            Sink::Bytes(AtomicFile::buffered(file)),
+        ))
     }
 
-    fn new(path: &Path, file: NamedTempFile) -> AtomicFile {
+    fn buffered(file: NamedTempFile) -> BufWriter<NamedTempFile> {
+        BufWriter::with_capacity(1 << 20, file)
+    }
+
+    fn new(path: &Path, file: Sink) -> AtomicFile {
         AtomicFile {
             path: path.to_path_buf(),
-            file: BufWriter::with_capacity(1 << 20, file),
+            file,
+        }
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.file {
+            Sink::Text(file) => file,
+            Sink::Bytes(file) => file,
         }
     }
 
@@ -108,22 +144,26 @@ impl AtomicFile {
 
     /// Flushes and syncs the temporary file and renames it over the final path.
     pub fn finish(self) -> io::Result<()> {
-        let file = self.file.into_inner().map_err(|e| e.into_error())?;
+        let buffered = match self.file {
+            Sink::Text(file) => file.into_inner()?,
+            Sink::Bytes(file) => file,
+        };
+        let file = buffered.into_inner().map_err(|e| e.into_error())?;
         persist(file, &self.path)
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file.write(buf)
+        self.writer().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file.write_all(buf)
+        self.writer().write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
+        self.writer().flush()
     }
 }
 

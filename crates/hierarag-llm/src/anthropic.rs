@@ -256,36 +256,31 @@ impl BatchBackend for AnthropicChat {
 /// The results of a message batch: one JSON object a line, `custom_id` and `result` of type
 /// `succeeded` (with the `message`), `errored` (with the `error`), `canceled` or `expired`.
 fn read_batch_results(bytes: &[u8]) -> Result<Vec<BatchResult>, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
-    let mut results = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let line: ResultLine =
-            serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
-        let outcome = match line.result.kind.as_str() {
-            "succeeded" => line
-                .result
-                .message
-                .ok_or_else(|| "a succeeded result without its message".to_string())
-                .and_then(|message| {
-                    serde_json::from_value::<MessagesResponse>(message)
-                        .map_err(|e| format!("the result is not a message: {e}"))
-                })
-                .map(completion),
-            "errored" => Err(format!(
-                "errored: {}",
-                server_message(line.result.error.unwrap_or_default().to_string().as_bytes())
-            )),
-            other => Err(format!("the batch ended without running it ({other})")),
-        };
-        results.push(BatchResult {
-            custom_id: line.custom_id,
-            outcome,
-        });
-    }
-    Ok(results)
+    Ok(crate::batch::read_result_lines(
+        bytes,
+        |line: ResultLine| {
+            let outcome = match line.result.kind.as_str() {
+                "succeeded" => line
+                    .result
+                    .message
+                    .ok_or_else(|| "a succeeded result without its message".to_string())
+                    .and_then(|message| {
+                        serde_json::from_value::<MessagesResponse>(message)
+                            .map_err(|e| format!("the result is not a message: {e}"))
+                    })
+                    .map(completion),
+                "errored" => Err(format!(
+                    "errored: {}",
+                    server_message(line.result.error.unwrap_or_default().to_string().as_bytes())
+                )),
+                other => Err(format!("the batch ended without running it ({other})")),
+            };
+            BatchResult {
+                custom_id: line.custom_id,
+                outcome,
+            }
+        },
+    ))
 }
 
 #[derive(Deserialize)]

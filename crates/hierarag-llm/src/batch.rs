@@ -209,7 +209,7 @@ impl BatchLedger {
                 .open(&self.path)?;
             let mut text = serde_json::to_string(line).expect("a ledger line serialises");
             text.push('\n');
-            file.write_all(text.as_bytes())?;
+            file.write_all(hierarag_fs::secrets::scrub(&text).as_bytes())?;
             file.sync_data()
         };
         write().map_err(|e| self.error(e.to_string()))
@@ -274,4 +274,52 @@ pub(crate) fn batching(
         poll,
         deferred: Mutex::new(Deferred::default()),
     }
+}
+
+/// The results of a provider's batch output, read a line at a time with `read`: a line that
+/// does not read (cut, not UTF-8, not the provider's format) fails only its own request, named
+/// by the `custom_id` found in it, and every other line's result is kept (they are paid for).
+/// A line whose `custom_id` cannot be found is left out: its request has no result and fails
+/// as a missing one.
+pub(crate) fn read_result_lines<L: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    read: impl Fn(L) -> crate::types::BatchResult,
+) -> Vec<crate::types::BatchResult> {
+    let mut results = Vec::new();
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<L>(line) {
+            Ok(line) => results.push(read(line)),
+            Err(error) => {
+                let reason = format!(
+                    "line {} of the provider's batch results does not read ({error}); this \
+request fails and the others are kept",
+                    n + 1
+                );
+                match custom_id_in(line) {
+                    Some(custom_id) => results.push(crate::types::BatchResult {
+                        custom_id,
+                        outcome: Err(reason),
+                    }),
+                    None => tracing::warn!("{reason}; it names no custom_id"),
+                }
+            }
+        }
+    }
+    results
+}
+
+/// The `custom_id` string of a JSON line that does not read as a whole.
+fn custom_id_in(line: &[u8]) -> Option<String> {
+    const KEY: &[u8] = b"\"custom_id\"";
+    let at = line.windows(KEY.len()).position(|w| w == KEY)?;
+    let rest = line[at + KEY.len()..]
+        .trim_ascii_start()
+        .strip_prefix(b":")?;
+    serde_json::Deserializer::from_slice(rest.trim_ascii_start())
+        .into_iter::<String>()
+        .next()?
+        .ok()
 }

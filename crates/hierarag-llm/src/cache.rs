@@ -203,7 +203,7 @@ impl ResponseCache {
                         key,
                         backend,
                         model,
-                        completion.text,
+                        hierarag_fs::secrets::scrub(&completion.text),
                         completion.finish_reason,
                         completion.usage.prompt_tokens as i64,
                         completion.usage.completion_tokens as i64,
@@ -295,7 +295,8 @@ impl ResponseCache {
         body: &str,
         latency_ms: f64,
     ) -> Result<(), LlmError> {
-        let row = (key.to_string(), endpoint.to_string(), body.to_string());
+        let body = hierarag_fs::secrets::scrub(body).into_owned();
+        let row = (key.to_string(), endpoint.to_string(), body);
         self.write(move |connection| {
             connection
                 .prepare_cached(

@@ -252,7 +252,9 @@ impl ChatClient {
         if let (Some(batching), Some(key)) = (self.inner.batching.get(), &key) {
             return Err(self.defer(batching, key.clone(), request));
         }
-        let reservation = match budget {
+        // The first attempt's reservation is made here, so that a refused one is the budget's
+        // error; each retry reserves anew (`Attempt`).
+        let first = match budget {
             Some((budget, prices)) => Some(
                 budget
                     .reserve(
@@ -264,22 +266,27 @@ impl ChatClient {
             ),
             None => None,
         };
+        let first = std::sync::Mutex::new(first);
         let result = self
             .inner
             .dispatcher
             .call(
                 |backend| backend.endpoint().to_string(),
-                |backend| Box::pin(async move { backend.complete(request).await }),
+                |backend| {
+                    let first = &first;
+                    Box::pin(async move {
+                        let taken = first.lock().unwrap_or_else(|e| e.into_inner()).take();
+                        let attempt = Attempt::start(budget, taken, request)?;
+                        let outcome = backend.complete(request).await;
+                        attempt.end(&outcome);
+                        outcome
+                    })
+                },
             )
             .await;
-        if let (Some((budget, prices)), Some(reservation)) = (budget, reservation) {
-            let (prompt, completion) = result.as_ref().map_or((0, 0), |(c, _)| {
-                (c.usage.prompt_tokens, c.usage.completion_tokens)
-            });
-            budget.settle(reservation, prompt, completion, prices);
-        }
         let (mut completion, stats) = result?;
         completion.usage.latency_ms = stats.elapsed.as_secs_f64() * 1000.0;
+        scrub_completion(&mut completion);
         usage.tokens(&completion.usage);
         if let (Some(cache), Some(key)) = (&self.inner.cache, &key) {
             cache
@@ -489,9 +496,12 @@ impl ChatClient {
             match &result.outcome {
                 Ok(completion) => {
                     usage.tokens(&completion.usage);
-                    completions.push((result.custom_id.clone(), completion.clone()));
+                    let mut completion = completion.clone();
+                    scrub_completion(&mut completion);
+                    completions.push((result.custom_id.clone(), completion));
                 }
                 Err(reason) => {
+                    let reason = &hierarag_fs::secrets::scrub_excerpt(reason);
                     if let Some(batching) = self.inner.batching.get() {
                         batching
                             .lock()
@@ -537,7 +547,10 @@ impl ChatClient {
         let (stored, _) = self.store_results(&results).await?;
         let failed = results
             .into_iter()
-            .filter_map(|r| r.outcome.err().map(|reason| (r.custom_id, reason)))
+            .filter_map(|r| {
+                let reason = r.outcome.err()?;
+                Some((r.custom_id, hierarag_fs::secrets::scrub_excerpt(&reason)))
+            })
             .collect();
         Ok((stored, failed))
     }
@@ -581,6 +594,83 @@ impl ChatClient {
 
 /// The (backend, model) all endpoints share; several models behind one client would make the
 /// cache key and the usage lie.
+/// One attempt's hold on the budget: its reservation, settled at what the reply used, given
+/// back when the provider refused the request (a 4xx, 429 too: nothing was generated), and charged
+/// whole when the attempt failed otherwise or was abandoned (a timeout drops it): the
+/// provider may have done, and billed, the work.
+struct Attempt<'a> {
+    held: Option<(&'a Arc<Budget>, &'a Prices, Reservation)>,
+}
+
+impl<'a> Attempt<'a> {
+    /// Takes `first` (the call's first reservation) or reserves for a retry; a refused
+    /// reservation fails the attempt for good and stops the budget.
+    fn start(
+        budget: Option<&'a (Arc<Budget>, Prices)>,
+        first: Option<Reservation>,
+        request: &ChatRequest,
+    ) -> Result<Attempt<'a>, crate::types::CallError> {
+        let Some((budget, prices)) = budget else {
+            return Ok(Attempt { held: None });
+        };
+        let reservation = match first {
+            Some(reservation) => reservation,
+            None => budget
+                .reserve(
+                    request.prompt_tokens_at_most(),
+                    request.max_tokens.into(),
+                    prices,
+                )
+                .map_err(|reason| crate::types::CallError::Fatal { reason })?,
+        };
+        Ok(Attempt {
+            held: Some((budget, prices, reservation)),
+        })
+    }
+
+    fn end(mut self, outcome: &Result<Completion, crate::types::CallError>) {
+        let Some((budget, prices, reservation)) = self.held.take() else {
+            return;
+        };
+        match outcome {
+            Ok(completion) => budget.settle(
+                reservation,
+                completion.usage.prompt_tokens,
+                completion.usage.completion_tokens,
+                prices,
+            ),
+            Err(
+                crate::types::CallError::Fatal { .. } | crate::types::CallError::Refused { .. },
+            ) => {
+                budget.settle(reservation, 0, 0, prices);
+            }
+            // Too many requests: refused before any work.
+            Err(crate::types::CallError::Retryable { reason, .. })
+                if reason.starts_with("HTTP 429") =>
+            {
+                budget.settle(reservation, 0, 0, prices);
+            }
+            Err(crate::types::CallError::Retryable { .. }) => budget.charge(reservation),
+        }
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if let Some((budget, _, reservation)) = self.held.take() {
+            budget.charge(reservation);
+        }
+    }
+}
+
+/// A reply's text with every registered secret scrubbed (a provider or gateway that echoes
+/// the key), before the cache or a caller sees it.
+fn scrub_completion(completion: &mut Completion) {
+    if let std::borrow::Cow::Owned(clean) = hierarag_fs::secrets::scrub(&completion.text) {
+        completion.text = clean;
+    }
+}
+
 pub(crate) fn same_model<'a>(
     mut pairs: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> Result<(String, String), ConfigError> {

@@ -597,7 +597,11 @@ fn api_key(table: &str, name: Option<&str>) -> Result<Option<String>, ConfigErro
         return Ok(None);
     };
     match std::env::var(name) {
-        Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_string())),
+        Ok(key) if !key.trim().is_empty() => {
+            // From here on, no text the process lets out holds it.
+            hierarag_fs::secrets::register(&key);
+            Ok(Some(key.trim().to_string()))
+        }
         _ => Err(ConfigError::new(
             &format!("[{table}]"),
             format!("{table}.api_key_env"),

@@ -130,7 +130,10 @@ impl<B: ?Sized> Dispatcher<B> {
                         reason: format!("no reply within {:.1} s", self.timeout.as_secs_f64()),
                         retry_after: None,
                     })
-                });
+                })
+                // A server that quotes the key back in its error: the reason is scrubbed
+                // before anything counts, logs or stores it.
+                .map_err(|error| error.map_reason(hierarag_fs::secrets::scrub_excerpt));
             let elapsed = started.elapsed();
             // A refusal is known before the permit goes to a waiting call, which then sends
             // nothing. Only the first is kept; calls already in flight may bring theirs.

@@ -15,8 +15,8 @@ use crate::dispatch::Dispatcher;
 use crate::endpoints::EndpointPool;
 use crate::error::{ConfigError, LlmError};
 use crate::http::{PostUrl, http_client, post_json_limited};
-use crate::types::CallError;
 use crate::usage::UsageSummary;
+use hierarag_fs::secrets::Secrets;
 
 /// Checks that `url` is an http or https URL a [`JsonClient`] can POST to.
 pub fn check_service_url(url: &str) -> Result<(), String> {
@@ -41,87 +41,23 @@ pub(crate) struct JsonEndpoint {
     max_reply_bytes: usize,
 }
 
-/// The texts no error of a client may show: each header value (of [`Secrets::MIN_VALUE`]
-/// characters or more) and each word of one of [`Secrets::MIN_WORD`] or more (the token of
-/// `Bearer <token>`), also as JSON escapes them, longest first.
-struct Secrets(Vec<String>);
-
-impl Secrets {
-    const MIN_VALUE: usize = 4;
-    const MIN_WORD: usize = 8;
-    const REDACTED: &str = "[redacted]";
-
-    fn of(headers: &[(String, String)]) -> Secrets {
-        let mut secrets = Vec::new();
-        for (_, value) in headers {
-            let words = value
-                .split_whitespace()
-                .filter(|word| word.chars().count() >= Secrets::MIN_WORD);
-            let whole =
-                (value.trim().chars().count() >= Secrets::MIN_VALUE).then_some(value.trim());
-            for secret in whole.into_iter().chain(words) {
-                let escaped = serde_json::to_string(secret).expect("a string serialises");
-                secrets.push(escaped[1..escaped.len() - 1].to_string());
-                secrets.push(secret.to_string());
-            }
-        }
-        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        secrets.dedup();
-        Secrets(secrets)
-    }
-
-    /// `text` with every secret replaced by `[redacted]`; an excerpt cut inside a secret (it
-    /// ends with the secret's start and `…`) loses that start too.
-    fn redact(&self, text: &str) -> String {
-        let mut text = text.to_string();
-        for secret in &self.0 {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), Secrets::REDACTED);
-            }
-        }
-        if let Some(head) = text.strip_suffix('…') {
-            let cut = self
-                .0
-                .iter()
-                .filter_map(|secret| {
-                    secret
-                        .char_indices()
-                        .rev()
-                        .map(|(end, _)| &secret[..end])
-                        .find(|start| !start.is_empty() && head.ends_with(start))
-                        .map(str::len)
-                })
-                .max();
-            if let Some(cut) = cut {
-                text = format!("{}{}…", &head[..head.len() - cut], Secrets::REDACTED);
-            }
-        }
-        text
-    }
-
-    fn redact_call(&self, error: CallError) -> CallError {
-        match error {
-            CallError::Retryable {
-                reason,
-                retry_after,
-            } => CallError::Retryable {
-                reason: self.redact(&reason),
-                retry_after,
-            },
-            CallError::Fatal { reason } => CallError::Fatal {
-                reason: self.redact(&reason),
-            },
-            CallError::Refused { reason } => CallError::Refused {
-                reason: self.redact(&reason),
-            },
-        }
-    }
+/// The client's own secrets: each header value (the literal ones too, which the process's
+/// registry does not hold), kept out of every reason the client gives; with the process's
+/// registered secrets ([`hierarag_fs::secrets`]).
+fn redact(secrets: &Secrets, text: &str) -> String {
+    hierarag_fs::secrets::scrub_excerpt(&secrets.scrub_excerpt(text))
 }
 
-impl std::fmt::Debug for Secrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Secrets({} hidden)", self.0.len())
+/// `reply` with the client's and the process's secrets scrubbed from its strings (a service
+/// that echoes a header back), before anything reads or stores it.
+fn scrubbed(secrets: &Secrets, reply: Value) -> Value {
+    let text = reply.to_string();
+    let clean = hierarag_fs::secrets::scrub(&secrets.scrub(&text)).into_owned();
+    if clean == text {
+        return reply;
     }
+    // `[redacted]` holds nothing JSON escapes, so the text is still the same JSON.
+    serde_json::from_str(&clean).expect("a scrubbed JSON text is JSON")
 }
 
 /// A reply read by the caller, and how it was obtained.
@@ -219,7 +155,7 @@ impl JsonClient {
                 cache,
                 name: name.to_string(),
                 url: url.to_string(),
-                secrets: Secrets::of(headers),
+                secrets: Secrets::of(headers.iter().map(|(_, value)| value.as_str())),
             }),
         })
     }
@@ -245,7 +181,7 @@ impl JsonClient {
             .as_ref()
             .map(|_| reply_cache_key(&inner.url, body));
         let rejected = |reason: String| {
-            let reason = inner.secrets.redact(&reason);
+            let reason = redact(&inner.secrets, &reason);
             usage.failure(&reason);
             LlmError::Reply {
                 service: inner.name.clone(),
@@ -284,12 +220,13 @@ impl JsonClient {
                             endpoint.max_reply_bytes,
                         )
                         .await
-                        .map_err(|error| secrets.redact_call(error))
+                        .map_err(|error| error.map_reason(|reason| redact(secrets, reason)))
                     })
                 },
             )
             .await?;
         let latency_ms = stats.elapsed.as_secs_f64() * 1000.0;
+        let reply = scrubbed(&inner.secrets, reply);
         let value = read(&reply).map_err(rejected)?;
         if let (Some(cache), Some(key)) = (&inner.cache, &key) {
             cache
@@ -312,41 +249,5 @@ impl JsonClient {
     /// The refusal (HTTP 401, 403 or 404) that stopped this client, if the service sent one.
     pub fn refusal(&self) -> Option<LlmError> {
         self.inner.dispatcher.refusal()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_are_redacted_whole_by_word_escaped_and_cut() {
-        let headers = [
-            ("Authorization".to_string(), "Bearer t0ken-77aa".to_string()),
-            ("X-Api-Key".to_string(), "k3y\"q".to_string()),
-            ("X-Debug".to_string(), "1".to_string()),
-        ];
-        let secrets = Secrets::of(&headers);
-        let cases = [
-            ("got Bearer t0ken-77aa", "got [redacted]"),
-            ("token t0ken-77aa alone", "token [redacted] alone"),
-            (r#"{"key":"k3y\"q"}"#, r#"{"key":"[redacted]"}"#),
-            ("key k3y\"q", "key [redacted]"),
-            ("HTTP 500 after 1 attempt", "HTTP 500 after 1 attempt"),
-            (
-                "the reply begins: {\"t\":\"t0ken-7…",
-                "the reply begins: {\"t\":\"[redacted]…",
-            ),
-            ("ends with a t…", "ends with a [redacted]…"),
-            (
-                "the longest start counts: Bearer t0k…",
-                "the longest start counts: [redacted]…",
-            ),
-            ("ends with nothing of one…", "ends with nothing of one…"),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(secrets.redact(text), expected, "{text}");
-        }
-        assert!(!format!("{secrets:?}").contains("t0ken"));
     }
 }

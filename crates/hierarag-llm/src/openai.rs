@@ -312,38 +312,33 @@ pub fn batch_line(custom_id: &str, body: Value) -> Value {
 /// `custom_id` and either `response` {`status_code`, `body`} or `error` {`code`, `message`}.
 /// A line that is not such an object is an error naming its line number.
 pub fn read_batch_output(bytes: &[u8]) -> Result<Vec<BatchResult>, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
-    let mut results = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let line: OutputLine =
-            serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
-        let outcome = match (line.response, line.error) {
-            (_, Some(error)) => Err(format!(
-                "{}{}",
-                error.code.map(|c| format!("{c}: ")).unwrap_or_default(),
-                error.message.unwrap_or_default()
-            )),
-            (Some(response), None) if (200..300).contains(&response.status_code) => {
-                serde_json::from_value::<ChatResponse>(response.body)
-                    .map_err(|e| format!("the reply is not a chat completion: {e}"))
-                    .and_then(completion)
+    Ok(crate::batch::read_result_lines(
+        bytes,
+        |line: OutputLine| {
+            let outcome = match (line.response, line.error) {
+                (_, Some(error)) => Err(format!(
+                    "{}{}",
+                    error.code.map(|c| format!("{c}: ")).unwrap_or_default(),
+                    error.message.unwrap_or_default()
+                )),
+                (Some(response), None) if (200..300).contains(&response.status_code) => {
+                    serde_json::from_value::<ChatResponse>(response.body)
+                        .map_err(|e| format!("the reply is not a chat completion: {e}"))
+                        .and_then(completion)
+                }
+                (Some(response), None) => Err(format!(
+                    "HTTP {}: {}",
+                    response.status_code,
+                    server_message(response.body.to_string().as_bytes())
+                )),
+                (None, None) => Err("neither a response nor an error".to_string()),
+            };
+            BatchResult {
+                custom_id: line.custom_id,
+                outcome,
             }
-            (Some(response), None) => Err(format!(
-                "HTTP {}: {}",
-                response.status_code,
-                server_message(response.body.to_string().as_bytes())
-            )),
-            (None, None) => Err(format!("line {}: neither a response nor an error", n + 1)),
-        };
-        results.push(BatchResult {
-            custom_id: line.custom_id,
-            outcome,
-        });
-    }
-    Ok(results)
+        },
+    ))
 }
 
 #[derive(Deserialize)]

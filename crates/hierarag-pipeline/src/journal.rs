@@ -189,9 +189,10 @@ impl Journal {
         Ok((bytes, ids))
     }
 
+    /// Appends whole lines, every registered secret scrubbed.
     fn write(&mut self, bytes: &[u8]) -> Result<(), PipelineError> {
         self.file
-            .write_all(bytes)
+            .write_all(&hierarag_fs::secrets::scrub_bytes(bytes))
             .map_err(|e| PipelineError::io(&self.path, hierarag_fs::writing(&self.path, e)))
     }
 

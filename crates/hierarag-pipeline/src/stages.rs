@@ -686,6 +686,9 @@ impl EvaluateStage<'_> {
             .filter(|a| !scores.contains(&a.id))
             .collect();
         let resumed = answered.len() - todo.len();
+        // A system that named documents for any question gives rankings: an empty one is a
+        // ranking that found nothing (`score_with`).
+        let ranked = self.answers.iter().any(|a| !a.no_documents);
         progress.start(answered.len() as u64, resumed as u64);
         let mut failures = Vec::new();
         let mut written = 0;
@@ -720,6 +723,7 @@ impl EvaluateStage<'_> {
                     &vectors[2 * n],
                     &vectors[2 * n + 1],
                     &self.tokenizers,
+                    ranked,
                 );
                 scores.append(&score)?;
                 written += 1;
@@ -768,16 +772,21 @@ pub fn score(
         answer_vector,
         reference_vector,
         &TextTokenizers::default(),
+        false,
     )
 }
 
-/// Every metric of one answer, ROUGE-1 and BLEU with `tokenizers`.
+/// Every metric of one answer, ROUGE-1 and BLEU with `tokenizers`. `ranked`: the answer's
+/// system gives rankings (it named documents for some question), so that an answer naming
+/// none retrieved nothing and scores 0 on every retrieval measure; otherwise such an answer
+/// has them absent.
 pub fn score_with(
     answer: &AnswerRecord,
     reference: &BenchmarkRecord,
     answer_vector: &[f32],
     reference_vector: &[f32],
     tokenizers: &TextTokenizers,
+    ranked: bool,
 ) -> ScoreRecord {
     let relevant = reference.doc_ids.iter().map(|id| (id.clone(), 1)).collect();
     let ranking: Vec<ScoredDoc> = answer
@@ -786,9 +795,9 @@ pub fn score_with(
         .zip(&answer.doc_scores)
         .map(|(id, score)| ScoredDoc::new(id.clone(), *score))
         .collect();
-    // Absent when the system named no document, or the question names no relevant one (an
-    // imported benchmark without document ids): there is nothing to rank against.
-    let retrieval = (!answer.no_documents && !reference.doc_ids.is_empty())
+    // Absent when the system names no document at all, or the question names no relevant one
+    // (an imported benchmark without document ids): there is nothing to rank against.
+    let retrieval = ((ranked || !answer.no_documents) && !reference.doc_ids.is_empty())
         .then(|| evaluate_query(&relevant, &ranking));
     // `+ 0.0` turns -0.0 (a zero gain divided out) into 0.0, as trec_eval prints it.
     let of = |value: fn(&hierarag_metrics::QueryMetrics) -> f64| {
@@ -808,6 +817,7 @@ pub fn score_with(
             .sentence_bleu(&answer.answer, &[reference.answer.as_str()])
             .score,
         refused: answer.refused,
+        empty_ranking: retrieval.is_some() && ranking.is_empty(),
         refusal_correct: Some(answer.refused == reference.unanswerable),
         judge_correctness: None,
         judge_hallucination: None,

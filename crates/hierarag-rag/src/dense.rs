@@ -670,7 +670,8 @@ async fn embed_and_store(
         _ => {}
     }
     let vectors_path = dir.join(EMBEDDINGS_FILE);
-    let mut file = hierarag_fs::AtomicFile::create(&vectors_path).map_err(io_err(&vectors_path))?;
+    let mut file =
+        hierarag_fs::AtomicFile::create_binary(&vectors_path).map_err(io_err(&vectors_path))?;
     let total = positions.len() as u64;
     let mut dim = 0usize;
     let mut done = 0u64;

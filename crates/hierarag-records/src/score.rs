@@ -10,7 +10,10 @@ use crate::judgement::AnswerGrade;
 pub struct ScoreRecord {
     pub id: String,
     /// Retrieval, against the question's source document(s), trec_eval semantics; `null` when
-    /// the system named no document (`AnswerRecord::no_documents`): absent, not 0.
+    /// the system named no document for any question (`AnswerRecord::no_documents` on every
+    /// answer: it does not say what it retrieved), absent, not 0. A system that names documents
+    /// for some questions and none for this one retrieved nothing: 0 on every measure, as
+    /// `trec_eval -c` counts a query missing from the run (`empty_ranking`).
     #[serde(default)]
     pub ap: Option<f64>,
     #[serde(default)]
@@ -28,6 +31,10 @@ pub struct ScoreRecord {
     /// or `char` tokenizer).
     pub bleu: f64,
     pub refused: bool,
+    /// The retrieval metrics are of an empty ranking (the system found nothing): 0 on every
+    /// measure, counted beside the means.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty_ranking: bool,
     /// The system's refusal was right: it refused a question marked unanswerable, or answered
     /// an answerable one. Absent in scores written before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -104,6 +104,10 @@ pub struct SystemMeans {
     /// The LLM judge's mean correctness over 0–1, over the answers it graded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<f64>,
+    /// The questions whose ranking was empty (the system found nothing): 0 on every retrieval
+    /// measure, in the means.
+    #[serde(default)]
+    pub empty_rankings: usize,
 }
 
 /// What the run was: facts, stages, LLM usage and failures (from `manifest.json`).

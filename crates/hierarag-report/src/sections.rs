@@ -138,6 +138,12 @@ fn systems(input: &ReportInput<'_>) -> Vec<Section> {
         table.headers.push("judge".into());
         table.numeric.push(true);
     }
+    // The count of empty rankings only when some system's ranking was empty.
+    let emptied = input.systems.iter().any(|s| s.means.empty_rankings > 0);
+    if emptied {
+        table.headers.push("empty rankings".into());
+        table.numeric.push(true);
+    }
     for system in &input.systems {
         let m = &system.means;
         let mut row: Vec<Text> = vec![
@@ -156,6 +162,9 @@ fn systems(input: &ReportInput<'_>) -> Vec<Section> {
         if judged {
             row.push(num(m.judge, 3).into());
         }
+        if emptied {
+            row.push(m.empty_rankings.to_string().into());
+        }
         table.rows.push(row);
     }
     let mut out = vec![Section {
@@ -164,8 +173,9 @@ fn systems(input: &ReportInput<'_>) -> Vec<Section> {
         blocks: vec![
             Block::Paragraph(format!(
                 "The run answered its benchmark with {} system{}. Means over each system's \
-scored questions; a retrieval mean (MAP, nDCG@10, Recall@10) is over the questions whose system \
-named documents, \"–\" when it named none. The sections after the systems' are system {}'s; \
+scored questions; a retrieval mean (MAP, nDCG@10, Recall@10) counts a question whose ranking was \
+empty (the system found nothing) as 0 on every measure, as trec_eval -c does, and is \"–\" when \
+the system names no document at all. The sections after the systems' are system {}'s; \
 hierarag analyze --system NAME gives another's whole analysis.",
                 input.systems.len(),
                 if input.systems.len() == 1 { "" } else { "s" },

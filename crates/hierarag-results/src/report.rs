@@ -305,6 +305,7 @@ pub fn means<'a>(scores: impl IntoIterator<Item = &'a ScoreRecord>) -> SystemMea
         bleu: over(|s| Some(s.bleu)),
         refusal_rate: over(|s| Some(f64::from(u8::from(s.refused)))),
         judge: over(|s| s.judge),
+        empty_rankings: scores.iter().filter(|s| s.empty_ranking).count(),
     }
 }
 

@@ -152,7 +152,9 @@ pub fn run(
             ]
             .iter()
             .any(|llm| {
-                llm.price_prompt_per_mtok.is_some() || llm.price_completion_per_mtok.is_some()
+                // A batched role is priced at its batch prices when it has them.
+                let (prompt, completion) = llm.prices(llm.batch);
+                prompt.is_some() || completion.is_some()
             });
             if limit.max_tokens.is_none() && !priced {
                 reporter.warn(

@@ -517,13 +517,30 @@ fn leading_id(start: &[u8]) -> Option<String> {
 
 /// Copies the program's stderr into the log until the program and every process holding its
 /// stderr are gone.
+/// Every registered secret is scrubbed on the way, also one split across two reads.
 async fn copy_to_log(mut stderr: ChildStderr, log: Arc<Log>) {
     let mut buffer = vec![0; 8192];
+    let mut sink = hierarag_fs::secrets::ScrubWriter::new(LogSink(log));
     while let Ok(n) = stderr.read(&mut buffer).await {
         if n == 0 {
             break;
         }
-        log.write(&buffer[..n]);
+        let _ = sink.write_all(&buffer[..n]);
+    }
+    let _ = sink.flush();
+}
+
+/// The [`Log`] as a [`std::io::Write`], for the scrubber in front of it.
+struct LogSink(Arc<Log>);
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -597,7 +614,8 @@ impl Log {
 
     /// Appends `[hierarag] message`.
     fn note(&self, message: &str) {
-        self.write(format!("[hierarag] {message}\n").as_bytes());
+        let line = format!("[hierarag] {message}\n");
+        self.write(&hierarag_fs::secrets::scrub_bytes(line.as_bytes()));
     }
 }
 

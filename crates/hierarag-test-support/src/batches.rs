@@ -35,6 +35,9 @@ pub struct Ending {
     pub error_every: Option<usize>,
     /// Time the mock takes to run one request (its "own processing time").
     pub per_request: Duration,
+    /// The `n`-th line (1-based) of every batch's output is spoiled: cut in half, with a byte
+    /// that is not UTF-8 in place of the rest (a provider's bad line).
+    pub spoil_line: Option<usize>,
 }
 
 impl Default for Ending {
@@ -45,6 +48,7 @@ impl Default for Ending {
             cancel: false,
             error_every: None,
             per_request: Duration::ZERO,
+            spoil_line: None,
         }
     }
 }
@@ -57,6 +61,8 @@ struct Batch {
     created_at: u64,
     /// Once ended: the state, the output lines, the error lines.
     ended: Option<(String, String, String)>,
+    /// The line of the output to spoil ([`Ending::spoil_line`]), fixed when the batch ended.
+    spoil_line: Option<usize>,
     cancel_requested: bool,
 }
 
@@ -344,6 +350,7 @@ async fn create_openai(
         polls: 0,
         created_at: now_s(),
         ended: None,
+        spoil_line: None,
         cancel_requested: false,
     };
     let object = openai_object(&id, &batch, body["input_file_id"].as_str().unwrap());
@@ -448,6 +455,23 @@ fn advance(state: &BatchState, batch: &mut Batch) {
         (false, false, false) => "completed",
     };
     batch.ended = Some((state_word.to_string(), output, errors));
+    batch.spoil_line = ending.spoil_line;
+}
+
+/// `output` with its `spoil`-th line (1-based) cut in half and ending in a byte that is not
+/// UTF-8.
+fn spoiled(output: &str, spoil: Option<usize>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for (n, line) in output.lines().enumerate() {
+        if Some(n + 1) == spoil {
+            bytes.extend_from_slice(&line.as_bytes()[..line.len() / 2]);
+            bytes.push(0xFF);
+        } else {
+            bytes.extend_from_slice(line.as_bytes());
+        }
+        bytes.push(b'\n');
+    }
+    bytes
 }
 
 fn with_batch<T>(
@@ -464,7 +488,7 @@ fn with_batch<T>(
 fn publish_files(state: &BatchState, id: &str, batch: &Batch) {
     if let Some((_, output, errors)) = &batch.ended {
         let mut files = state.files.lock().unwrap();
-        files.insert(format!("{id}-output"), output.clone().into_bytes());
+        files.insert(format!("{id}-output"), spoiled(output, batch.spoil_line));
         files.insert(format!("{id}-errors"), errors.clone().into_bytes());
     }
 }
@@ -550,6 +574,7 @@ async fn create_anthropic(
         polls: 0,
         created_at: now_s(),
         ended: None,
+        spoil_line: None,
         cancel_requested: false,
     };
     let object = anthropic_object(&state.root, &id, &batch);
@@ -574,7 +599,10 @@ async fn retrieve_anthropic(State(slot): State<Shared>, Path(id): Path<String>) 
 async fn results_anthropic(State(slot): State<Shared>, Path(id): Path<String>) -> Response {
     let state = state_of(&slot);
     let lines = with_batch(&state, &id, |_, batch| {
-        batch.ended.as_ref().map(|(_, output, _)| output.clone())
+        batch
+            .ended
+            .as_ref()
+            .map(|(_, output, _)| spoiled(output, batch.spoil_line))
     });
     match lines {
         Some(Some(lines)) => ([("content-type", "application/x-jsonl")], lines).into_response(),

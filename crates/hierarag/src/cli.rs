@@ -929,20 +929,20 @@ pub struct ItemsArgs {
     pub metric: Option<Metric>,
     /// A system passes a question at or above this score [default: as `compare`'s: cs 0.5,
     /// rouge1 0.2, bleu 10, retrieval metrics 0.1, judge 0.5, judge_correctness 1.5].
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", value_parser = finite)]
     pub threshold: Option<f64>,
     /// A question informs above this discrimination.
-    #[arg(long, value_name = "R", default_value_t = 0.2)]
+    #[arg(long, value_name = "R", default_value_t = 0.2, value_parser = finite)]
     pub min_discrimination: f64,
     /// The core set's largest error of a category mean, in the metric's units [default: 0.02
     /// of the metric's scale: 0.02 for cs, 0.06 for judge_correctness, 2 for bleu].
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", value_parser = positive)]
     pub tolerance: Option<f64>,
     /// Questions of every category the core set keeps at least.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub min_per_category: usize,
     /// Random candidates drawn per size of the core set.
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = at_least_one)]
     pub draws: usize,
     /// Seed of the core set's draws [default: the run's seed, else 0].
     #[arg(long, value_name = "N")]
@@ -1508,6 +1508,32 @@ pub struct EvalTextArgs {
     pub language: hierarag_lang::Language,
 }
 
+/// A number that is not NaN or infinite.
+fn finite(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        Ok(_) => Err("give a finite number".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A count of 1 or more.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A finite number above 0.
+fn positive(text: &str) -> Result<f64, String> {
+    match finite(text)? {
+        x if x > 0.0 => Ok(x),
+        _ => Err("give a number above 0".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1518,5 +1544,36 @@ mod tests {
         assert_eq!(parse_host("0.0.0.0"), Ok(IpAddr::V4(Ipv4Addr::UNSPECIFIED)));
         assert_eq!(parse_host("[::1]"), Ok("::1".parse().unwrap()));
         assert!(parse_host("example.com").is_err());
+    }
+
+    /// Issue 56, point 8: `items` refuses a NaN threshold, a tolerance of 0 or less and no
+    /// draws, each naming its option.
+    #[test]
+    fn items_refuses_nan_thresholds_negative_tolerances_and_no_draws() {
+        use clap::Parser;
+        for (bad, option) in [
+            (["--threshold", "nan"], "--threshold"),
+            (["--min-discrimination", "inf"], "--min-discrimination"),
+            (["--tolerance=-1", "--draws=5"], "--tolerance"),
+            (["--tolerance", "0"], "--tolerance"),
+            (["--draws", "0"], "--draws"),
+        ] {
+            let error = Cli::try_parse_from(["hierarag", "items", "run"].into_iter().chain(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(option), "{error}");
+        }
+        assert!(
+            Cli::try_parse_from([
+                "hierarag",
+                "items",
+                "run",
+                "--tolerance",
+                "0.5",
+                "--draws",
+                "3"
+            ])
+            .is_ok()
+        );
     }
 }

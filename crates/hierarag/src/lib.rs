@@ -43,7 +43,7 @@ where
             if printer::is_broken_pipe(&error) {
                 return 0;
             }
-            eprintln!("error: {error:#}");
+            crate::printer::tell(&format!("error: {error:#}"));
             printer::exit_code_for(&error)
         }
     };

@@ -1,10 +1,13 @@
 //! Terminal output: stdout for data, stderr for notes, progress and logs; the one place that
-//! decides what `--quiet` hides; exit codes.
+//! decides what `--quiet` hides; exit codes. Everything printed passes the process's secret
+//! scrubber ([`hierarag_fs::secrets`]): a provider's error that quotes the key shows
+//! `[redacted]` on the terminal as in the files.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use hierarag_fs::secrets::{ScrubWriter, scrub};
 use hierarag_fs::{Blame, Fault};
 use hierarag_run::{Counter, Reporter};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -25,11 +28,26 @@ pub fn init_logging(quiet: bool, verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| ScrubWriter::new(std::io::stderr()))
         .with_target(false)
         // Already set when the command line runs twice in one process (the Python package).
         .try_init()
         .ok();
+}
+
+/// Standard output for data, scrubbed of every secret.
+pub fn stdout() -> ScrubWriter<std::io::StdoutLock<'static>> {
+    ScrubWriter::new(std::io::stdout().lock())
+}
+
+/// Prints a line of data to stdout.
+pub fn say(line: &str) {
+    println!("{}", scrub(line));
+}
+
+/// Prints a line to stderr.
+pub fn tell(line: &str) {
+    eprintln!("{}", scrub(line));
 }
 
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
@@ -92,12 +110,12 @@ pub struct Printer {
 impl Reporter for Printer {
     fn note(&self, message: &str) {
         if !self.quiet {
-            eprintln!("{message}");
+            tell(message);
         }
     }
 
     fn warn(&self, message: &str) {
-        eprintln!("{message}");
+        tell(message);
     }
 
     fn counter(&self, step: &str, unit: &str, total: Option<u64>) -> Box<dyn Counter> {
@@ -144,7 +162,7 @@ impl Counter for Bar {
     }
 
     fn set_message(&self, message: String) {
-        self.0.set_message(message);
+        self.0.set_message(scrub(&message).into_owned());
     }
 }
 

@@ -28,7 +28,7 @@ pub fn hidden<R>(f: impl FnOnce() -> R) -> R {
 /// Where the tables go: stdout, or nowhere while [`hidden`].
 fn stdout() -> Box<dyn Write> {
     if SHOWN.get() {
-        Box::new(std::io::stdout().lock())
+        Box::new(crate::printer::stdout())
     } else {
         Box::new(std::io::sink())
     }
@@ -162,20 +162,21 @@ manifest.json has both per role)",
 fn means_header(out: &mut impl Write, title: &str) -> std::io::Result<()> {
     writeln!(
         out,
-        "{:<44} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
-        title, "n", "AP", "nDCG@10", "R@10", "CS", "ROUGE-1", "BLEU", "refused"
+        "{:<44} {:>5} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
+        title, "n", "empty", "AP", "nDCG@10", "R@10", "CS", "ROUGE-1", "BLEU", "refused"
     )
 }
 
 /// One row of means; a retrieval mean is over the questions that have the metric ("–" when
-/// none has).
+/// none has), an empty ranking counted as 0 (`empty`: how many were).
 fn means_row(out: &mut impl Write, name: &str, group: &[&ScoreRecord]) -> std::io::Result<()> {
     let m = hierarag_run::report::means(group.iter().copied());
     writeln!(
         out,
-        "{:<44} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
+        "{:<44} {:>5} {:>5} {:>6} {:>7} {:>6} {:>6} {:>7} {:>6} {:>7}",
         name,
         group.len(),
+        m.empty_rankings,
         opt(m.map, 3),
         opt(m.ndcg_10, 3),
         opt(m.recall_10, 3),
@@ -513,7 +514,7 @@ fn p_value(p: Option<f64>) -> String {
 /// The paired differences of the judge's grades corrected by people's ratings (`ppi.json`),
 /// beside a comparison: per scale and pair, the PPI difference with its interval.
 pub fn ppi_differences(ppi: &hierarag_annotate::JudgePpi) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     let level = 100.0 * (1.0 - ppi.alpha);
     let mut wrote_header = false;
     for scale in &ppi.scales {
@@ -561,7 +562,7 @@ pub fn ppi_differences(ppi: &hierarag_annotate::JudgePpi) -> anyhow::Result<()> 
 
 /// A run's cost estimate: one row per role, the total, the assumptions.
 pub fn estimate(estimate: &hierarag_run::config::estimate::RunEstimate) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     let price = |cost: Option<f64>| cost.map_or_else(|| "–".to_owned(), |c| format!("{c:.2}"));
     writeln!(
         out,

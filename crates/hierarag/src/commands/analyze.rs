@@ -91,7 +91,7 @@ pub fn run(args: &AnalyzeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         ));
     }
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::printer::stdout();
         serde_json::to_writer_pretty(&mut out, &analysis)?;
         writeln!(out)?;
     } else {

@@ -77,7 +77,7 @@ fn run_agreement(args: &AgreementArgs, printer: Printer) -> anyhow::Result<ExitC
     }
     let (result, ppi) = hierarag_run::annotate::agreement_of(&run, args.width)?;
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::printer::stdout();
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else {
@@ -98,7 +98,7 @@ fn run_annotators(args: &AnnotatorsArgs) -> anyhow::Result<ExitCode> {
     for name in &args.add {
         store.add_annotator(name)?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     let annotators = store.annotators()?;
     if annotators.is_empty() {
         writeln!(
@@ -128,7 +128,7 @@ fn run_export(args: &RatingsExportArgs, printer: Printer) -> anyhow::Result<Exit
         .clone()
         .unwrap_or_else(|| args.dir.join("ratings.csv"));
     if out.as_os_str() == "-" {
-        write_csv(std::io::stdout().lock(), &items, &annotators, &ratings)?;
+        write_csv(crate::printer::stdout(), &items, &annotators, &ratings)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut bytes = Vec::new();
@@ -165,10 +165,10 @@ fn run_import(args: &ImportArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         }
         Err(ImportError::Rows(errors)) => {
             for error in errors.iter().take(MAX_PRINTED_ERRORS) {
-                eprintln!("{}: {error}", args.file.display());
+                crate::printer::tell(&format!("{}: {error}", args.file.display()));
             }
             if errors.len() > MAX_PRINTED_ERRORS {
-                eprintln!("… and {} more", errors.len() - MAX_PRINTED_ERRORS);
+                crate::printer::tell(&format!("… and {} more", errors.len() - MAX_PRINTED_ERRORS));
             }
             bail!(
                 "{}: {} problem(s); nothing was imported",
@@ -211,7 +211,7 @@ fn run_serve(args: &ServeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         let listener = bind(args.host, args.port, &options).await?;
         let addr: SocketAddr = listener.local_addr()?;
         // Data (the links) to stdout, the rest to stderr.
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::printer::stdout();
         for annotator in &annotators {
             writeln!(
                 out,
@@ -245,7 +245,7 @@ fn run_serve(args: &ServeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
 }
 
 fn print_strata(drawn: &Sample) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     let width = drawn
         .strata
         .iter()
@@ -284,7 +284,7 @@ fn opt(value: Option<f64>, digits: usize) -> String {
 }
 
 fn print_agreement(result: &Agreement) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     writeln!(
         out,
         "{} items ({} with the category task), {} rating(s) by {} annotator(s): {}",
@@ -486,7 +486,7 @@ fn format_p(p: f64) -> String {
 
 /// The judge's means corrected by the people's ratings, overall per system and per pair.
 fn print_ppi(ppi: &hierarag_annotate::JudgePpi) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     let interval = |m: Option<&hierarag_annotate::MeanInterval>| {
         m.map_or_else(
             || "–".to_owned(),
@@ -538,7 +538,7 @@ fn print_ppi(ppi: &hierarag_annotate::JudgePpi) -> anyhow::Result<()> {
 
 /// How many rated answers each system needs for the width asked.
 fn print_plans(plans: &[hierarag_annotate::RatingsPlan]) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     for plan in plans {
         writeln!(
             out,

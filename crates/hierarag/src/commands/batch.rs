@@ -40,18 +40,18 @@ fn export(args: &BatchExportArgs, printer: Printer) -> anyhow::Result<ExitCode> 
     let done = pass.map_or(0, |(_, p)| p.resumed + p.written);
     let items = pass.map_or(0, |(_, p)| p.items);
     if requests == 0 {
-        println!(
+        crate::printer::say(&format!(
             "nothing pending: the {stage} stage's {done} of {items} items are answered from the \
 response cache; `hierarag run` goes on from there"
-        );
+        ));
     } else {
-        println!(
+        crate::printer::say(&format!(
             "wrote {requests} request{} to {} ({done} of {items} items done); run them through \
 your batch engine and `hierarag batch import {} OUTPUT`",
             if requests == 1 { "" } else { "s" },
             out.display(),
             run.root().display()
-        );
+        ));
     }
     Ok(exit_for(true))
 }
@@ -61,12 +61,12 @@ fn import(args: &BatchImportArgs, printer: Printer) -> anyhow::Result<ExitCode> 
     let (config, _) = run_config_of(args.config.as_deref(), &run, &printer)?;
     let _lock = run.lock_existing()?;
     let imported = hierarag_run::batch::import(&config, &run, &args.file, &printer)?;
-    println!(
+    crate::printer::say(&format!(
         "{}: {} replies stored in the response cache, {} failed",
         args.file.display(),
         imported.stored,
         imported.failed.len()
-    );
+    ));
     for (custom_id, reason) in imported.failed.iter().take(10) {
         printer.warn(&format!("  {custom_id}: {reason}"));
     }

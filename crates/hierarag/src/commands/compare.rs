@@ -46,7 +46,7 @@ pub fn run(args: &CompareArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let _lock = RunDir::new(&out).lock()?;
     let path = hierarag_run::compare::write(&comparison, &out)?;
     if args.json {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::printer::stdout();
         serde_json::to_writer_pretty(&mut stdout, &comparison)?;
         writeln!(stdout)?;
     } else {

@@ -17,7 +17,7 @@ pub fn run(args: &DataFetchArgs, printer: Printer) -> anyhow::Result<ExitCode> {
             };
             let path = hierarag_run::corpus::wiki_sample(source, &printer)?;
             let summary = hierarag_assets::summarize_wiki_sample(&path)?;
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::printer::stdout();
             if args.print_path {
                 writeln!(out, "{}", path.display())?;
             } else {

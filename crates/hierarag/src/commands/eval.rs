@@ -19,7 +19,7 @@ pub fn run(args: &EvalRetrievalArgs, printer: Printer) -> anyhow::Result<ExitCod
         printer.warn(&truncated.to_string());
     }
     let evaluation = files.evaluation;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     if args.json {
         if args.mean_only {
             let summary = serde_json::json!({

@@ -32,7 +32,7 @@ pub fn run(args: &EvalTextArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         Some(cosine_similarities(&pairs, &config.embeddings, &printer)?)
     };
     let evaluation = evaluate(&pairs, cs.as_deref(), args.language);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &evaluation)?;
         writeln!(out)?;

@@ -93,7 +93,7 @@ fn print_summary(
     format: ImportFormat,
 ) -> anyhow::Result<()> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     writeln!(
         out,
         "{} questions imported from {} ({})",

@@ -53,7 +53,7 @@ pub fn run(args: &ItemsArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let _lock = RunDir::new(&out).lock()?;
     let (path, core_path) = hierarag_run::items::write(&report, &first.benchmark(), &out)?;
     if args.json {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::printer::stdout();
         serde_json::to_writer_pretty(&mut stdout, &report)?;
         writeln!(stdout)?;
     } else {
@@ -81,7 +81,7 @@ fn scale(metric: Metric) -> f64 {
 }
 
 fn summary(report: &ItemsReport) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     let items = &report.items;
     writeln!(
         out,

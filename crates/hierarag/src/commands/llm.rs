@@ -60,7 +60,7 @@ fn ping(args: &LlmPingArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let runtime = hierarag_run::stages::runtime()?;
     let reply = runtime.block_on(client.complete(&request))?;
     let completion = &reply.completion;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     writeln!(out, "{}", completion.text.trim_end())?;
     writeln!(
         out,

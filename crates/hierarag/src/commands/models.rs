@@ -13,7 +13,7 @@ use crate::printer::Printer;
 
 pub fn run(command: &ModelsCommand, printer: Printer) -> anyhow::Result<ExitCode> {
     let store = Store::from_env()?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     match command {
         ModelsCommand::Fetch(args) => {
             let spec = spec(args.model);

@@ -74,7 +74,7 @@ fn print_summary(
     seed: u64,
     settings: GenerationSettings,
 ) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     writeln!(
         out,
         "design {}, seed {seed}: {} items in {} set{}",

@@ -44,7 +44,7 @@ pub fn run(args: &PowerArgs, printer: Printer) -> anyhow::Result<ExitCode> {
         hierarag_run::power::plan_run(&run, &system, &taxonomy, &settings, &power, &printer)?;
     let path = hierarag_run::power::write(&report, run.root())?;
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::printer::stdout();
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
     } else {

@@ -39,21 +39,21 @@ pub fn run(args: &RunArgs, printer: Printer) -> anyhow::Result<ExitCode> {
             .rev()
             .find(|(name, _)| *name == stage)
             .map_or(0, |(_, o)| o.items.saturating_sub(o.resumed + o.written));
-        eprintln!(
+        crate::printer::tell(&format!(
             "run stopped at {stage} by its [budget]: {reason}. Spent in this directory so far: \
 {cost:.4} and {tokens} tokens. Left to do: {left} item{} of {stage}, then {}. Every finished \
 record is kept: rerun with a larger [budget] to go on where it stopped.",
             if left == 1 { "" } else { "s" },
             chain::stages_after(stage, &config).join(", ")
-        );
+        ));
         return Ok(ExitCode::from(1));
     }
     if let Some(stage) = outcome.stopped_at {
         // The stage has said why it stopped.
-        eprintln!(
+        crate::printer::tell(&format!(
             "run stopped at {stage}; not run: {} (what is done is kept)",
             chain::stages_after(stage, &config).join(", ")
-        );
+        ));
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
     let code = crate::printer::exit_for(outcome.ok());

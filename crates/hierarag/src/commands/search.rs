@@ -14,7 +14,7 @@ pub fn run(args: &SearchArgs) -> anyhow::Result<ExitCode> {
     let index = Bm25Index::open(&args.index)
         .with_context(|| format!("opening index {}", args.index.display()))?;
     let results = index.search_results(&args.query, args.k, level(args.level))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &results)?;
         writeln!(out)?;

@@ -14,7 +14,7 @@ const EXAMPLE_QUERY: &str = "Who directed 2001: A Space Odyssey?";
 pub fn run(args: &SmokeArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let outcome = hierarag_run::retrieval::smoke(&args.out, args.k, &printer)?;
     let (index, evaluation) = (&outcome.index, &outcome.evaluation);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     writeln!(out, "Search: {EXAMPLE_QUERY}")?;
     let mut scratch = index.scratch();
     for (rank, hit) in index

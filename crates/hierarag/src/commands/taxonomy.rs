@@ -11,7 +11,7 @@ use hierarag_run::taxonomy::load;
 use crate::cli::{GranularityArg, TaxonomyCommand, TaxonomyFormat};
 
 pub fn run(command: &TaxonomyCommand) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::printer::stdout();
     match command {
         TaxonomyCommand::Init => out.write_all(DEFAULT_TAXONOMY_TOML.as_bytes())?,
         TaxonomyCommand::Validate(args) => {

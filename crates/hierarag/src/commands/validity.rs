@@ -26,11 +26,11 @@ pub fn run(args: &ValidityArgs, printer: Printer) -> anyhow::Result<ExitCode> {
     let validity = hierarag_run::validity::validity_of_run(&run, &taxonomy, &settings, &printer)?;
     let path = hierarag_run::validity::write(&validity, run.root())?;
     if args.json {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::printer::stdout();
         serde_json::to_writer_pretty(&mut stdout, &validity)?;
         writeln!(stdout)?;
     } else {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::printer::stdout();
         for line in &validity.verdict {
             writeln!(stdout, "{line}")?;
         }

@@ -386,9 +386,7 @@ print(json.dumps({"openai": openai_texts, "anthropic": anthropic_texts}))
 /// the ledger says how each batch ended.
 #[test]
 fn expired_cancelled_and_failed_requests_fail_only_their_items() {
-    use hierarag_llm::{
-        BatchLedger, ChatBackendKind, ChatClient, ChatRequest, LlmConfig, LlmError, Message,
-    };
+    use hierarag_llm::{BatchLedger, ChatBackendKind, LlmError};
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -425,24 +423,14 @@ fn expired_cancelled_and_failed_requests_fail_only_their_items() {
     ] {
         for (case, ending, _) in &cases {
             let mock = BatchMock::serve(ending.clone());
-            let mut config = LlmConfig::new(backend, "m");
-            config.base_urls = vec![if api == "openai" {
-                mock.v1()
-            } else {
-                mock.root.clone()
-            }];
-            config.cache = hierarag_llm::CacheSetting::Path(format!("{api}-{case}.sqlite").into());
-            let client = ChatClient::from_config(&config, dir.path()).unwrap();
-            client.set_batch_mode(Duration::from_millis(5)).unwrap();
-            let requests: Vec<ChatRequest> = (0..6)
-                .map(|n| ChatRequest::new(vec![Message::user(format!("question {n}"))]))
-                .collect();
-            for request in &requests {
-                assert!(matches!(
-                    runtime.block_on(client.complete(request)),
-                    Err(LlmError::Deferred)
-                ));
-            }
+            let (client, requests) = deferred_client(
+                &runtime,
+                &mock,
+                backend,
+                dir.path(),
+                &format!("{api}-{case}"),
+                6,
+            );
             let ledger = BatchLedger::new(&dir.path().join(format!("{api}-{case}.jsonl")));
             let round = runtime
                 .block_on(client.run_batches(&ledger, &|_| {}))
@@ -487,5 +475,80 @@ fn expired_cancelled_and_failed_requests_fail_only_their_items() {
             };
             assert_eq!(ended["state"], expected_state, "{api} {case}");
         }
+    }
+}
+
+/// A batch-mode client of `mock`'s `backend` API, caching in `dir/<name>.sqlite`, with `n`
+/// requests ("question 0", …) deferred to its next batch.
+fn deferred_client(
+    runtime: &tokio::runtime::Runtime,
+    mock: &BatchMock,
+    backend: hierarag_llm::ChatBackendKind,
+    dir: &Path,
+    name: &str,
+    n: usize,
+) -> (hierarag_llm::ChatClient, Vec<hierarag_llm::ChatRequest>) {
+    use hierarag_llm::{ChatBackendKind, ChatClient, ChatRequest, LlmConfig, LlmError, Message};
+    let mut config = LlmConfig::new(backend, "m");
+    config.base_urls = vec![if backend == ChatBackendKind::OpenAi {
+        mock.v1()
+    } else {
+        mock.root.clone()
+    }];
+    config.cache = hierarag_llm::CacheSetting::Path(format!("{name}.sqlite").into());
+    let client = ChatClient::from_config(&config, dir).unwrap();
+    client.set_batch_mode(Duration::from_millis(5)).unwrap();
+    let requests: Vec<ChatRequest> = (0..n)
+        .map(|n| ChatRequest::new(vec![Message::user(format!("question {n}"))]))
+        .collect();
+    for request in &requests {
+        assert!(matches!(
+            runtime.block_on(client.complete(request)),
+            Err(LlmError::Deferred)
+        ));
+    }
+    (client, requests)
+}
+
+/// Issue 56, point 2: a cut line with a byte that is not UTF-8 in a provider's batch results
+/// fails only its own request, named; the other results are stored (they are paid for), the
+/// ledger records the batch's end, and nothing is deferred again.
+#[test]
+fn one_unreadable_line_of_batch_output_fails_only_its_request() {
+    use hierarag_llm::{BatchLedger, ChatBackendKind, LlmError};
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, api) in [
+        (ChatBackendKind::OpenAi, "openai"),
+        (ChatBackendKind::Anthropic, "anthropic"),
+    ] {
+        let mock = BatchMock::serve(Ending {
+            spoil_line: Some(3),
+            ..Ending::default()
+        });
+        let name = format!("{api}-spoiled");
+        let (client, requests) = deferred_client(&runtime, &mock, backend, dir.path(), &name, 9);
+        let ledger = BatchLedger::new(&dir.path().join(format!("{api}-spoiled.jsonl")));
+        let round = runtime
+            .block_on(client.run_batches(&ledger, &|_| {}))
+            .unwrap();
+        let mut failed = Vec::new();
+        for request in &requests {
+            match runtime.block_on(client.complete(request)) {
+                Ok(reply) => assert!(reply.cached),
+                Err(LlmError::Call { reason, .. }) => failed.push(reason),
+                Err(other) => panic!("{api}: {other}"),
+            }
+        }
+        assert_eq!(failed.len(), 1, "{api}: {failed:?}");
+        assert!(
+            failed[0].contains("line 3 of the provider's batch results does not read"),
+            "{api}: {failed:?}"
+        );
+        assert_eq!(round.succeeded, 8, "{api}: {round:?}");
+        assert_eq!(client.deferred(), 0);
+        let lines = ledger.lines().unwrap();
+        assert_eq!(lines.len(), 2, "{api}: submitted and ended");
     }
 }

@@ -14,12 +14,14 @@ mod import;
 mod items;
 mod judge;
 mod llm;
+mod money_and_secrets;
 mod plan;
 mod quickstart;
 mod quickstart_run;
 mod reliability;
 mod report;
 mod run;
+
 mod systems;
 mod tag;
 mod taxonomy;

@@ -600,8 +600,9 @@ fn a_run_against_an_endpoint_that_refuses_the_key_stops_before_indexing() {
     let dir = tempfile::tempdir().unwrap();
     let (_, stderr) = run_keyed(dir.path(), &base_url, "refused", Some("sk-wrong"), &[]);
     assert!(stderr.contains("refused the request"), "{stderr}");
+    // The key the server quotes back is the configured one: scrubbed (issue 56).
     assert!(
-        stderr.contains("HTTP 401 Unauthorized: Incorrect API key provided: sk-wrong"),
+        stderr.contains("HTTP 401 Unauthorized: Incorrect API key provided: [redacted]"),
         "{stderr}"
     );
     assert!(stderr.contains("before the run starts"), "{stderr}");
