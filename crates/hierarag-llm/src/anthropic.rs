@@ -211,7 +211,13 @@ impl BatchBackend for AnthropicChat {
         json!({"custom_id": custom_id, "params": self.request_body(request)})
     }
 
-    fn submit<'a>(&'a self, entries: &'a [String]) -> BoxFuture<'a, Result<String, CallError>> {
+    /// Message Batches keep no metadata: `submission` is not sent, and a batch whose create
+    /// was cut off cannot be found again ([`BatchBackend::find`]).
+    fn submit<'a>(
+        &'a self,
+        entries: &'a [String],
+        _submission: &'a str,
+    ) -> BoxFuture<'a, Result<String, CallError>> {
         Box::pin(async move {
             let url = PostUrl::new(format!("{}/v1/messages/batches", self.base_url));
             let body = format!("{{\"requests\":[{}]}}", entries.join(","));
@@ -219,6 +225,13 @@ impl BatchBackend for AnthropicChat {
                 post_json_text(&self.client, &url, self.headers()?, body).await?;
             Ok(batch.id)
         })
+    }
+
+    fn find<'a>(
+        &'a self,
+        _submission: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, CallError>> {
+        Box::pin(async { Ok(None) })
     }
 
     fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus, CallError>> {

@@ -77,12 +77,14 @@ impl Batching {
         chunks
     }
 
-    /// Waits, with backoff, until batch `id` has ended; `report` hears each new state.
+    /// Waits, with backoff, until batch `id` has ended; `report` hears each new state. `None`
+    /// when the provider does not know the batch (404: deleted, or past its retention), which
+    /// refuses nothing else of the client.
     pub(crate) async fn wait(
         &self,
         id: &str,
         report: &(dyn Fn(&str) + Sync),
-    ) -> Result<crate::types::BatchStatus, LlmError> {
+    ) -> Result<Option<crate::types::BatchStatus>, LlmError> {
         let mut wait = self.poll;
         let mut last_state = String::new();
         loop {
@@ -90,16 +92,30 @@ impl Batching {
                 .api
                 .call(
                     |b| b.endpoint().to_string(),
-                    |b| Box::pin(async move { b.status(id).await }),
+                    |b| {
+                        Box::pin(async move {
+                            match b.status(id).await {
+                                Err(crate::types::CallError::Refused { reason })
+                                    if reason.starts_with("HTTP 404") =>
+                                {
+                                    Ok(None)
+                                }
+                                other => other.map(Some),
+                            }
+                        })
+                    },
                 )
                 .await?
                 .0;
+            let Some(status) = status else {
+                return Ok(None);
+            };
             if status.state != last_state {
                 report(&format!("batch {id}: {}", status.state));
                 last_state.clone_from(&status.state);
             }
             if status.ended {
-                return Ok(status);
+                return Ok(Some(status));
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(self.poll * MAX_POLL_FACTOR);
@@ -141,6 +157,18 @@ pub struct BatchRound {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum LedgerLine {
+    /// A batch is about to be created, marked with `submission` (in its metadata, where the
+    /// provider keeps one): a create that answers 5xx, or a crash while it is in flight, is
+    /// followed by a look-up of the batch so marked, never by a second batch of the same
+    /// requests made blindly.
+    Submitting {
+        submission: String,
+        backend: String,
+        model: String,
+        endpoint: String,
+        requests: usize,
+        unix_s: u64,
+    },
     /// A batch was submitted: from here on a rerun waits for it instead of submitting again.
     Submitted {
         batch_id: String,
@@ -149,7 +177,13 @@ pub enum LedgerLine {
         endpoint: String,
         requests: usize,
         unix_s: u64,
+        /// The submission it was made for (absent in ledgers of earlier versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        submission: Option<String>,
     },
+    /// The provider has no batch of a submission a crash left unfinished: its requests go in
+    /// the next batch.
+    NotCreated { submission: String, unix_s: u64 },
     /// A batch's results were read into the response cache.
     Ended {
         batch_id: String,
@@ -222,32 +256,95 @@ impl BatchLedger {
         model: &str,
         endpoint: &str,
     ) -> Result<Vec<String>, LlmError> {
+        self.unclosed(
+            (backend, model, endpoint),
+            |line| match line {
+                LedgerLine::Submitted { batch_id, .. } => Some(batch_id),
+                _ => None,
+            },
+            |line| match line {
+                LedgerLine::Ended { batch_id, .. } => Some(batch_id),
+                _ => None,
+            },
+        )
+    }
+
+    /// The submissions to `endpoint` for (`backend`, `model`) that were begun and neither
+    /// submitted nor found missing: a process killed while it created their batch.
+    pub(crate) fn open_submissions(
+        &self,
+        backend: &str,
+        model: &str,
+        endpoint: &str,
+    ) -> Result<Vec<String>, LlmError> {
+        self.unclosed(
+            (backend, model, endpoint),
+            |line| match line {
+                LedgerLine::Submitting { submission, .. } => Some(submission),
+                _ => None,
+            },
+            |line| match line {
+                LedgerLine::Submitted {
+                    submission: Some(submission),
+                    ..
+                }
+                | LedgerLine::NotCreated { submission, .. } => Some(submission),
+                _ => None,
+            },
+        )
+    }
+
+    /// The ids `opened` names on lines of (`backend`, `model`, `endpoint`) that no line
+    /// `closed` names, in order.
+    fn unclosed(
+        &self,
+        place: (&str, &str, &str),
+        opened: impl Fn(&LedgerLine) -> Option<&String>,
+        closed: impl Fn(&LedgerLine) -> Option<&String>,
+    ) -> Result<Vec<String>, LlmError> {
         let lines = self.lines()?;
-        let ended: Vec<&str> = lines
-            .iter()
-            .filter_map(|line| match line {
-                LedgerLine::Ended { batch_id, .. } => Some(batch_id.as_str()),
-                LedgerLine::Submitted { .. } => None,
-            })
-            .collect();
+        let closed: Vec<&String> = lines.iter().filter_map(closed).collect();
         Ok(lines
             .iter()
-            .filter_map(|line| match line {
-                LedgerLine::Submitted {
-                    batch_id,
-                    backend: b,
-                    model: m,
-                    endpoint: e,
-                    ..
-                } if (b.as_str(), m.as_str(), e.as_str()) == (backend, model, endpoint)
-                    && !ended.contains(&batch_id.as_str()) =>
-                {
-                    Some(batch_id.clone())
-                }
-                _ => None,
-            })
+            .filter(|line| line.place() == Some(place))
+            .filter_map(&opened)
+            .filter(|id| !closed.contains(id))
+            .cloned()
             .collect())
     }
+}
+
+impl LedgerLine {
+    /// (backend, model, endpoint) of a line that opens a submission or a batch.
+    fn place(&self) -> Option<(&str, &str, &str)> {
+        match self {
+            LedgerLine::Submitting {
+                backend,
+                model,
+                endpoint,
+                ..
+            }
+            | LedgerLine::Submitted {
+                backend,
+                model,
+                endpoint,
+                ..
+            } => Some((backend, model, endpoint)),
+            _ => None,
+        }
+    }
+}
+
+/// The id a submission of the requests `keys` is marked with: the same requests, the same id,
+/// so that a batch a crash left behind is found by the rerun that defers them again.
+pub(crate) fn submission_id<'a>(keys: impl IntoIterator<Item = &'a str>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for key in keys {
+        hash.update(key.as_bytes());
+        hash.update(b"\n");
+    }
+    format!("hierarag-{}", &hex::encode(hash.finalize())[..32])
 }
 
 pub(crate) fn now_unix_s() -> u64 {

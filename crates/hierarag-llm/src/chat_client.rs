@@ -6,7 +6,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::anthropic::AnthropicChat;
-use crate::batch::{BatchLedger, BatchRound, Batching, LedgerLine, batching, now_unix_s};
+use crate::batch::{
+    BatchLedger, BatchRound, Batching, LedgerLine, batching, now_unix_s, submission_id,
+};
 use crate::cache::{ResponseCache, chat_key};
 use crate::config::{ChatBackendKind, ClientSettings, LlmConfig};
 use crate::dispatch::Dispatcher;
@@ -356,6 +358,36 @@ impl ChatClient {
         };
         let mut round = BatchRound::default();
         let endpoint = batching.api.pool.first().endpoint().to_string();
+        // A create cut off by a crash: the batch it may have made is looked up, and waited
+        // for as a submitted one; if there is none, its requests go in this round.
+        for submission in ledger.open_submissions(self.backend(), self.model(), &endpoint)? {
+            let found = batching
+                .api
+                .call(
+                    |b| b.endpoint().to_string(),
+                    |b| {
+                        let submission = &submission;
+                        Box::pin(async move { b.find(submission).await })
+                    },
+                )
+                .await?
+                .0;
+            match found {
+                Some(id) => ledger.append(&LedgerLine::Submitted {
+                    batch_id: id,
+                    backend: self.backend().to_string(),
+                    model: self.model().to_string(),
+                    endpoint: endpoint.clone(),
+                    requests: 0,
+                    unix_s: now_unix_s(),
+                    submission: Some(submission),
+                })?,
+                None => ledger.append(&LedgerLine::NotCreated {
+                    submission,
+                    unix_s: now_unix_s(),
+                })?,
+            }
+        }
         for id in ledger.open_batches(self.backend(), self.model(), &endpoint)? {
             report(&format!(
                 "waiting for batch {id}, submitted by an earlier run"
@@ -369,13 +401,29 @@ impl ChatClient {
                 .into_iter()
                 .map(|(key, entry, reservation)| ((key, reservation), entry))
                 .unzip();
+            // Marked before anything is sent; each attempt (a retry after a 5xx too) first
+            // looks for the batch so marked, so that a create is never repeated blindly.
+            let submission = submission_id(held.iter().map(|(key, _)| key.as_str()));
+            ledger.append(&LedgerLine::Submitting {
+                submission: submission.clone(),
+                backend: self.backend().to_string(),
+                model: self.model().to_string(),
+                endpoint: endpoint.clone(),
+                requests: held.len(),
+                unix_s: now_unix_s(),
+            })?;
             let submitted = batching
                 .api
                 .call(
                     |b| b.endpoint().to_string(),
                     |b| {
-                        let entries = &entries;
-                        Box::pin(async move { b.submit(entries).await })
+                        let (entries, submission) = (&entries, &submission);
+                        Box::pin(async move {
+                            match b.find(submission).await? {
+                                Some(id) => Ok(id),
+                                None => b.submit(entries, submission).await,
+                            }
+                        })
                     },
                 )
                 .await;
@@ -393,6 +441,7 @@ impl ChatClient {
                 endpoint: endpoint.clone(),
                 requests: held.len(),
                 unix_s: now_unix_s(),
+                submission: Some(submission),
             })?;
             report(&format!("batch {id}: {} requests submitted", held.len()));
             round.submitted += 1;
@@ -414,7 +463,23 @@ impl ChatClient {
         round: &mut BatchRound,
         report: &(dyn Fn(&str) + Sync),
     ) -> Result<(), LlmError> {
-        let status = batching.wait(id, report).await?;
+        let Some(status) = batching.wait(id, report).await? else {
+            // The provider no longer knows the batch: nothing of it can be read, and its
+            // requests are deferred again by the next pass, to the next batch.
+            self.release(held.iter().map(|(_, r)| *r));
+            ledger.append(&LedgerLine::Ended {
+                batch_id: id.to_string(),
+                state: "unknown to the provider".into(),
+                succeeded: 0,
+                failed: 0,
+                unix_s: now_unix_s(),
+            })?;
+            report(&format!(
+                "batch {id}: the provider does not know it (HTTP 404: deleted, or past its \
+retention); its requests go in the next batch"
+            ));
+            return Ok(());
+        };
         let results = if status.files.is_empty() && status.error.is_some() {
             Vec::new()
         } else {
@@ -424,14 +489,19 @@ impl ChatClient {
         let mut reservations: std::collections::HashMap<&str, Option<Reservation>> =
             held.iter().map(|(k, r)| (k.as_str(), *r)).collect();
         for result in &results {
-            let reservation = reservations.remove(result.custom_id.as_str()).flatten();
-            if let (Some((budget, prices)), Some(reservation)) =
-                (self.inner.budget.get(), reservation)
-            {
-                let (prompt, completion) = result.outcome.as_ref().map_or((0, 0), |c| {
-                    (c.usage.prompt_tokens, c.usage.completion_tokens)
-                });
-                budget.settle(reservation, prompt, completion, prices);
+            let held = reservations.remove(result.custom_id.as_str());
+            let Some((budget, prices)) = self.inner.budget.get() else {
+                continue;
+            };
+            let (prompt, completion) = result.outcome.as_ref().map_or((0, 0), |c| {
+                (c.usage.prompt_tokens, c.usage.completion_tokens)
+            });
+            match held {
+                Some(Some(reservation)) => budget.settle(reservation, prompt, completion, prices),
+                Some(None) => {}
+                // A result of a batch an earlier process submitted (re-attached): its
+                // reservation died with that process, and the provider bills it all the same.
+                None => budget.spend(prompt, completion, prices),
             }
         }
         // Requests the batch never ran: their items fail in the next pass.

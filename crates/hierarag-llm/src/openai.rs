@@ -222,7 +222,11 @@ impl BatchBackend for OpenAiChat {
         batch_line(custom_id, self.request_body(request))
     }
 
-    fn submit<'a>(&'a self, entries: &'a [String]) -> BoxFuture<'a, Result<String, CallError>> {
+    fn submit<'a>(
+        &'a self,
+        entries: &'a [String],
+        submission: &'a str,
+    ) -> BoxFuture<'a, Result<String, CallError>> {
         Box::pin(async move {
             let mut jsonl = entries.join("\n");
             jsonl.push('\n');
@@ -243,10 +247,40 @@ impl BatchBackend for OpenAiChat {
                 "input_file_id": uploaded.id,
                 "endpoint": BATCH_CHAT_URL,
                 "completion_window": "24h",
+                "metadata": { SUBMISSION_KEY: submission },
             });
             let batch: BatchObject =
                 post_json(&self.client, &url, bearer(&self.api_key)?, &body).await?;
             Ok(batch.id)
+        })
+    }
+
+    fn find<'a>(&'a self, submission: &'a str) -> BoxFuture<'a, Result<Option<String>, CallError>> {
+        Box::pin(async move {
+            // Newest first: a batch made moments ago is on the first page.
+            let mut after: Option<String> = None;
+            for _ in 0..FIND_PAGES {
+                let mut url = format!("{}/batches?limit=100", self.base_url);
+                if let Some(after) = &after {
+                    url.push_str(&format!("&after={after}"));
+                }
+                let page: BatchList =
+                    get_json(&self.client, &PostUrl::new(url), bearer(&self.api_key)?).await?;
+                if let Some(found) = page.data.iter().find(|b| {
+                    b.metadata
+                        .as_ref()
+                        .and_then(|m| m.get(SUBMISSION_KEY))
+                        .and_then(Value::as_str)
+                        == Some(submission)
+                }) {
+                    return Ok(Some(found.id.clone()));
+                }
+                match page.data.last() {
+                    Some(last) if page.has_more => after = Some(last.id.clone()),
+                    _ => break,
+                }
+            }
+            Ok(None)
         })
     }
 
@@ -371,10 +405,24 @@ struct FileObject {
 }
 
 /// Only the fields used.
+/// The metadata key that marks a batch with its submission's id.
+const SUBMISSION_KEY: &str = "hierarag_submission";
+/// Pages of 100 batches looked through for a submission.
+const FIND_PAGES: usize = 5;
+
+#[derive(Deserialize)]
+struct BatchList {
+    data: Vec<BatchObject>,
+    #[serde(default)]
+    has_more: bool,
+}
+
 #[derive(Deserialize)]
 struct BatchObject {
     id: String,
     status: String,
+    #[serde(default)]
+    metadata: Option<Value>,
     #[serde(default)]
     output_file_id: Option<String>,
     #[serde(default)]

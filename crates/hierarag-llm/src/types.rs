@@ -240,8 +240,17 @@ pub trait BatchBackend: Send + Sync + fmt::Debug {
     fn limits(&self) -> (usize, usize);
     /// The line (OpenAI) or entry (Anthropic) of `request` in a batch's input.
     fn entry(&self, custom_id: &str, request: &ChatRequest) -> serde_json::Value;
-    /// Submits `entries` (each an [`BatchBackend::entry`] as JSON text) as one batch; its id.
-    fn submit<'a>(&'a self, entries: &'a [String]) -> BoxFuture<'a, Result<String, CallError>>;
+    /// Submits `entries` (each an [`BatchBackend::entry`] as JSON text) as one batch, marked
+    /// with `submission` where the provider keeps a batch's metadata; its id.
+    fn submit<'a>(
+        &'a self,
+        entries: &'a [String],
+        submission: &'a str,
+    ) -> BoxFuture<'a, Result<String, CallError>>;
+    /// The batch marked with `submission` by [`BatchBackend::submit`], if the provider has one
+    /// (a create that answered 5xx, or was cut off by a crash, after it made the batch).
+    /// `None` where the provider keeps no metadata to find it by (Anthropic).
+    fn find<'a>(&'a self, submission: &'a str) -> BoxFuture<'a, Result<Option<String>, CallError>>;
     /// Where batch `id` stands.
     fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<BatchStatus, CallError>>;
     /// The results of an ended batch: one per request that ran (those a batch did not reach

@@ -22,19 +22,32 @@ use crate::layout::{RunDir, SystemDir};
 /// top `GOLD_DEPTH` counts as `GOLD_DEPTH + 1`.
 pub const GOLD_DEPTH: usize = 1000;
 
-/// Imports the `[human]` file into `RUN/human/` (once: a benchmark already there is kept),
-/// refusing one whose questions are not in the corpus' language.
-pub fn import_human(
-    run: &RunDir,
-    human: &HumanSection,
-    language: Language,
-    reporter: &dyn Reporter,
-) -> anyhow::Result<RunDir> {
-    let dir = run.human();
-    if dir.benchmark().exists() {
-        return Ok(dir);
-    }
-    let request = ImportRequest {
+/// What `RUN/human/` was imported from (`source.json`): the `[human]` file, its sha256, and
+/// its questions.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HumanSource {
+    pub file: PathBuf,
+    pub sha256: String,
+    pub questions: usize,
+}
+
+/// The file of `RUN/human/` that says what it was imported from.
+pub fn human_source_path(human: &RunDir) -> PathBuf {
+    human.root().join("source.json")
+}
+
+/// Reads the `[human]` file as the import does, writing nothing, so that a missing or broken
+/// file is an error before the run's first stage rather than after its main job.
+pub fn check_human(human: &HumanSection) -> anyhow::Result<()> {
+    let scratch = tempfile::tempdir().context("a scratch directory for checking [human]")?;
+    let request = human_import_request(human, None);
+    crate::import::import(&RunDir::new(scratch.path()), &request)
+        .with_context(|| format!("[human] file {}", human.file.display()))?;
+    Ok(())
+}
+
+fn human_import_request(human: &HumanSection, index: Option<PathBuf>) -> ImportRequest {
+    ImportRequest {
         input: human.file.clone(),
         format: match human.format() {
             HumanFormat::Jsonl => ImportFormat::Jsonl,
@@ -49,10 +62,54 @@ pub fn import_human(
             dimensions: Vec::new(),
         },
         taxonomy: None,
-        index: Some(run.index()),
+        index,
         skip_bad_rows: false,
         overwrite: false,
-    };
+    }
+}
+
+/// Imports the `[human]` file into `RUN/human/`, refusing one whose questions are not in the
+/// corpus' language. Once imported, the file's sha256 is recorded (`source.json`): the same
+/// file is not read again, and a changed one (corrected, longer, another under the same
+/// config) is imported again, what changed said, and its tags, answers and scores made anew
+/// (the human run's `manifest.json`, with what it spent, is kept).
+pub fn import_human(
+    run: &RunDir,
+    human: &HumanSection,
+    language: Language,
+    reporter: &dyn Reporter,
+) -> anyhow::Result<RunDir> {
+    let dir = run.human();
+    let sha256 = hierarag_pipeline::file_sha256(&human.file)?
+        .with_context(|| format!("[human] file {}: no such file", human.file.display()))?;
+    let source_path = human_source_path(&dir);
+    if dir.benchmark().exists() {
+        let recorded: Option<HumanSource> = std::fs::read(&source_path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+        match recorded {
+            Some(recorded) if recorded.sha256 == sha256 => return Ok(dir),
+            Some(recorded) => {
+                reporter.warn(&format!(
+                    "[human] file {} is not the one imported into {} ({} questions from {}, sha256 {}…; now sha256 {}…): importing it again, and tagging, answering and scoring its questions anew",
+                    human.file.display(),
+                    dir.root().display(),
+                    recorded.questions,
+                    recorded.file.display(),
+                    &recorded.sha256[..12],
+                    &sha256[..12],
+                ));
+                clear_human(&dir)?;
+            }
+            // Imported by a version that did not record its source: taken as this file.
+            None => {
+                let questions = read_records::<BenchmarkRecord>(&dir.benchmark())?.len();
+                write_source(&source_path, human, &sha256, questions)?;
+                return Ok(dir);
+            }
+        }
+    }
+    let request = human_import_request(human, Some(run.index()));
     std::fs::create_dir_all(dir.root())
         .with_context(|| format!("creating {}", dir.root().display()))?;
     let imported = crate::import::import(&dir, &request)
@@ -70,6 +127,7 @@ give one in that language, or set [corpus] language to the language of both",
             language.name(),
         );
     }
+    write_source(&source_path, human, &sha256, imported.written)?;
     reporter.note(&format!(
         "imported {} human-written questions from {} into {}{}",
         imported.written,
@@ -85,6 +143,43 @@ give one in that language, or set [corpus] language to the language of both",
         }
     ));
     Ok(dir)
+}
+
+fn write_source(
+    path: &Path,
+    human: &HumanSection,
+    sha256: &str,
+    questions: usize,
+) -> anyhow::Result<()> {
+    let source = HumanSource {
+        file: human.file.clone(),
+        sha256: sha256.to_string(),
+        questions,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&source).expect("a source serialises");
+    bytes.push(b'\n');
+    hierarag_pipeline::write_atomic(path, &bytes)?;
+    Ok(())
+}
+
+/// Removes what was made of an earlier `[human]` file (its benchmark, tags, systems, the
+/// import's notes), keeping the human run's `manifest.json` (what it spent counts on).
+fn clear_human(dir: &RunDir) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir.root())
+        .with_context(|| format!("reading {}", dir.root().display()))?
+    {
+        let path = entry?.path();
+        if path.file_name().is_some_and(|name| name == "manifest.json") {
+            continue;
+        }
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.with_context(|| format!("removing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The system folders of `human` that mirror the run's systems.

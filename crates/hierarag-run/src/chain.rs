@@ -121,6 +121,9 @@ pub fn run(
     let taxonomy = crate::taxonomy::load(config.taxonomy.as_deref())?;
     let design = crate::plan::design(&design_options, &taxonomy)?;
     config.check_systems()?;
+    if let Some(human) = &config.human {
+        hierarag_results::validity::check_human(human)?;
+    }
     if let Some(file) = &config.run.benchmark
         && !file.is_file()
     {

@@ -38,6 +38,12 @@ pub struct Ending {
     /// The `n`-th line (1-based) of every batch's output is spoiled: cut in half, with a byte
     /// that is not UTF-8 in place of the rest (a provider's bad line).
     pub spoil_line: Option<usize>,
+    /// The first `n` creates of a batch (OpenAI's `POST /v1/batches`) make the batch and then
+    /// answer 500, as a provider that failed after the work was done.
+    pub fail_creates: usize,
+    /// How long a create takes after it made the batch, before it answers (a crash lands
+    /// while it is in flight).
+    pub create_delay: Duration,
 }
 
 impl Default for Ending {
@@ -49,6 +55,8 @@ impl Default for Ending {
             error_every: None,
             per_request: Duration::ZERO,
             spoil_line: None,
+            fail_creates: 0,
+            create_delay: Duration::ZERO,
         }
     }
 }
@@ -61,9 +69,13 @@ struct Batch {
     created_at: u64,
     /// Once ended: the state, the output lines, the error lines.
     ended: Option<(String, String, String)>,
+    /// The `metadata` it was created with (OpenAI).
+    metadata: Value,
     /// The line of the output to spoil ([`Ending::spoil_line`]), fixed when the batch ended.
     spoil_line: Option<usize>,
     cancel_requested: bool,
+    /// The input file (OpenAI; empty for Anthropic).
+    input_file_id: String,
 }
 
 struct BatchState {
@@ -183,6 +195,11 @@ impl BatchMock {
     }
 
     /// How batches end from now on.
+    /// Forgets every batch, as a provider does past its retention: a look-up answers 404.
+    pub fn forget_batches(&self) {
+        self.state.batches.lock().unwrap().clear();
+    }
+
     pub fn set_ending(&self, ending: Ending) {
         *self.state.ending.lock().unwrap() = ending;
     }
@@ -201,7 +218,7 @@ fn router(slot: Shared, busy: Arc<Mutex<Duration>>) -> Router {
     Router::new()
         .route("/v1/files", post(upload))
         .route("/v1/files/{id}/content", get(file_content))
-        .route("/v1/batches", post(create_openai))
+        .route("/v1/batches", post(create_openai).get(list_openai))
         .route("/v1/batches/{id}", get(retrieve_openai))
         .route("/v1/batches/{id}/cancel", post(cancel_openai))
         .route("/v1/messages/batches", post(create_anthropic))
@@ -350,16 +367,67 @@ async fn create_openai(
         polls: 0,
         created_at: now_s(),
         ended: None,
+        metadata: body["metadata"].clone(),
         spoil_line: None,
         cancel_requested: false,
+        input_file_id: body["input_file_id"].as_str().unwrap().to_string(),
     };
-    let object = openai_object(&id, &batch, body["input_file_id"].as_str().unwrap());
+    let object = openai_object(&id, &batch);
     state.batches.lock().unwrap().insert(id, batch);
-    state.submitted.fetch_add(1, Ordering::SeqCst);
+    let created = state.submitted.fetch_add(1, Ordering::SeqCst);
+    let ending = state.ending.lock().unwrap().clone();
+    tokio::time::sleep(ending.create_delay).await;
+    if created < ending.fail_creates {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "mock: the batch was made, then this",
+        );
+    }
     axum::Json(object).into_response()
 }
 
-fn openai_object(id: &str, batch: &Batch, input_file_id: &str) -> Value {
+/// `GET /v1/batches`: the batches, newest first, `limit` of them after `after`.
+async fn list_openai(State(slot): State<Shared>, uri: axum::http::Uri) -> Response {
+    let query: HashMap<&str, &str> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .collect();
+    let state = state_of(&slot);
+    let batches = state.batches.lock().unwrap();
+    let mut ids: Vec<&String> = batches
+        .keys()
+        .filter(|id| !batches[*id].anthropic)
+        .collect();
+    // Newest first: by the number in `batch_N`.
+    ids.sort_by_key(|id| {
+        std::cmp::Reverse(
+            id.trim_start_matches("batch_")
+                .parse::<usize>()
+                .unwrap_or(0),
+        )
+    });
+    let start = query
+        .get("after")
+        .and_then(|after| ids.iter().position(|id| id == after).map(|at| at + 1))
+        .unwrap_or(0);
+    let limit: usize = query
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(20);
+    let page: Vec<Value> = ids
+        .iter()
+        .skip(start)
+        .take(limit)
+        .map(|id| openai_object(id, &batches[*id]))
+        .collect();
+    let has_more = start + page.len() < ids.len();
+    axum::Json(json!({"object": "list", "data": page, "has_more": has_more})).into_response()
+}
+
+fn openai_object(id: &str, batch: &Batch) -> Value {
+    let input_file_id = batch.input_file_id.as_str();
     let total = batch.requests.len();
     let (status, output, errors) = match &batch.ended {
         Some((state, _, _)) => (
@@ -375,7 +443,8 @@ fn openai_object(id: &str, batch: &Batch, input_file_id: &str) -> Value {
         "id": id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": null,
         "input_file_id": input_file_id, "completion_window": "24h", "status": status,
         "output_file_id": output, "error_file_id": errors, "created_at": batch.created_at,
-        "request_counts": {"total": total, "completed": 0, "failed": 0}, "metadata": null,
+        "request_counts": {"total": total, "completed": 0, "failed": 0},
+        "metadata": batch.metadata,
     })
 }
 
@@ -499,7 +568,7 @@ async fn retrieve_openai(State(slot): State<Shared>, Path(id): Path<String>) -> 
     let object = with_batch(&state, &id, |state, batch| {
         advance(state, batch);
         publish_files(state, &id, batch);
-        openai_object(&id, batch, "file-input")
+        openai_object(&id, batch)
     });
     match object {
         Some(object) => axum::Json(object).into_response(),
@@ -511,7 +580,7 @@ async fn cancel_openai(State(slot): State<Shared>, Path(id): Path<String>) -> Re
     let state = state_of(&slot);
     let object = with_batch(&state, &id, |_, batch| {
         batch.cancel_requested = true;
-        openai_object(&id, batch, "file-input")
+        openai_object(&id, batch)
     });
     match object {
         Some(object) => axum::Json(object).into_response(),
@@ -574,8 +643,10 @@ async fn create_anthropic(
         polls: 0,
         created_at: now_s(),
         ended: None,
+        metadata: Value::Null,
         spoil_line: None,
         cancel_requested: false,
+        input_file_id: String::new(),
     };
     let object = anthropic_object(&state.root, &id, &batch);
     state.batches.lock().unwrap().insert(id, batch);

@@ -377,7 +377,8 @@ print(json.dumps({"openai": openai_texts, "anthropic": anthropic_texts}))
                 "{api} q{n}"
             );
         }
-        assert_eq!(ledger.lines().unwrap().len(), 2);
+        // Submitting, submitted, ended.
+        assert_eq!(ledger.lines().unwrap().len(), 3);
     }
 }
 
@@ -465,8 +466,8 @@ fn expired_cancelled_and_failed_requests_fail_only_their_items() {
             // Nothing is deferred again: the failed requests fail, the stored ones are answered.
             assert_eq!(client.deferred(), 0);
             let lines = ledger.lines().unwrap();
-            assert_eq!(lines.len(), 2, "{api} {case}");
-            let ended = serde_json::to_value(&lines[1]).unwrap();
+            assert_eq!(lines.len(), 3, "{api} {case}: submitting, submitted, ended");
+            let ended = serde_json::to_value(&lines[2]).unwrap();
             let expected_state = match (api, *case) {
                 ("anthropic", _) => "ended",
                 (_, "expired") => "expired",
@@ -549,6 +550,183 @@ fn one_unreadable_line_of_batch_output_fails_only_its_request() {
         assert_eq!(round.succeeded, 8, "{api}: {round:?}");
         assert_eq!(client.deferred(), 0);
         let lines = ledger.lines().unwrap();
-        assert_eq!(lines.len(), 2, "{api}: submitted and ended");
+        assert_eq!(lines.len(), 3, "{api}: submitting, submitted and ended");
     }
+}
+
+/// A run of `client`'s batches that is cut off after `after`, as a crash would cut it.
+fn cut_off(
+    runtime: &tokio::runtime::Runtime,
+    client: &hierarag_llm::ChatClient,
+    ledger: &hierarag_llm::BatchLedger,
+    after: Duration,
+) {
+    let run = runtime
+        .block_on(async { tokio::time::timeout(after, client.run_batches(ledger, &|_| {})).await });
+    assert!(run.is_err(), "the round ended before the cut");
+}
+
+/// A client that deferred 4 requests to `mock` (OpenAI) and was killed while it waited for
+/// their batch, and the client of its rerun (nothing deferred yet), with the ledger they
+/// share; the mock's batches end at the next poll from then on.
+fn killed_while_waiting(
+    runtime: &tokio::runtime::Runtime,
+    mock: &BatchMock,
+    dir: &Path,
+    name: &str,
+) -> (
+    hierarag_llm::ChatClient,
+    Vec<hierarag_llm::ChatRequest>,
+    hierarag_llm::BatchLedger,
+) {
+    use hierarag_llm::ChatBackendKind::OpenAi;
+    let (killed, requests) = deferred_client(runtime, mock, OpenAi, dir, name, 4);
+    let ledger = hierarag_llm::BatchLedger::new(&dir.join(format!("{name}.jsonl")));
+    cut_off(runtime, &killed, &ledger, Duration::from_millis(200));
+    drop(killed);
+    mock.set_ending(Ending::default());
+    let (rerun, _) = deferred_client(runtime, mock, OpenAi, dir, name, 0);
+    (rerun, requests, ledger)
+}
+
+/// Whether every request of `requests` is answered from `client`'s cache.
+fn all_cached(
+    runtime: &tokio::runtime::Runtime,
+    client: &hierarag_llm::ChatClient,
+    requests: &[hierarag_llm::ChatRequest],
+) -> bool {
+    requests.iter().all(|r| {
+        runtime
+            .block_on(client.complete(r))
+            .is_ok_and(|reply| reply.cached)
+    })
+}
+
+/// Issue 56, point 3: a create that made the batch and then answered 500 is followed by a
+/// look-up of the batch (`GET /v1/batches`, by the submission id in its metadata), not by a
+/// second batch; a crash while the create is in flight is followed, on the rerun, by the same
+/// look-up and a wait for the batch found.
+#[test]
+fn a_batch_is_never_paid_twice_when_its_create_fails_or_is_cut_off() {
+    use hierarag_llm::{BatchLedger, ChatBackendKind};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    let mock = BatchMock::serve(Ending {
+        fail_creates: 1,
+        ..Ending::default()
+    });
+    let (client, requests) = deferred_client(
+        &runtime,
+        &mock,
+        ChatBackendKind::OpenAi,
+        dir.path(),
+        "5xx",
+        5,
+    );
+    let ledger = BatchLedger::new(&dir.path().join("5xx.jsonl"));
+    let round = runtime
+        .block_on(client.run_batches(&ledger, &|_| {}))
+        .unwrap();
+    assert_eq!(mock.submitted(), 1, "a second batch was made: {round:?}");
+    assert_eq!(round.succeeded, 5, "{round:?}");
+    assert!(all_cached(&runtime, &client, &requests));
+
+    let mock = BatchMock::serve(Ending {
+        create_delay: Duration::from_millis(400),
+        ..Ending::default()
+    });
+    let (killed, requests) = deferred_client(
+        &runtime,
+        &mock,
+        ChatBackendKind::OpenAi,
+        dir.path(),
+        "cut",
+        5,
+    );
+    let ledger = BatchLedger::new(&dir.path().join("cut.jsonl"));
+    cut_off(&runtime, &killed, &ledger, Duration::from_millis(150));
+    assert_eq!(mock.submitted(), 1, "the create reached the provider");
+    drop(killed);
+    // The rerun: its stage's first round re-attaches before any pass defers a request.
+    let (rerun, _) = deferred_client(
+        &runtime,
+        &mock,
+        ChatBackendKind::OpenAi,
+        dir.path(),
+        "cut",
+        0,
+    );
+    let round = runtime
+        .block_on(rerun.run_batches(&ledger, &|_| {}))
+        .unwrap();
+    assert_eq!((round.reattached, round.succeeded), (1, 5), "{round:?}");
+    assert_eq!(mock.submitted(), 1, "a second batch was made");
+    assert!(all_cached(&runtime, &rerun, &requests));
+}
+
+/// Issue 56, points 4 and 7: the results of a batch re-attached after a crash are charged to
+/// the rerun's budget (the killed process's reservations died with it); a batch the provider
+/// no longer knows (404) is ended in the ledger and its requests go in the next batch.
+#[test]
+fn reattached_results_are_charged_and_a_batch_the_provider_forgot_is_resubmitted() {
+    use hierarag_llm::{LedgerLine, LlmError};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let waiting = Ending {
+        polls: 1_000,
+        ..Ending::default()
+    };
+    let prices = hierarag_llm::Prices {
+        prompt_per_mtok: 1.0,
+        completion_per_mtok: 2.0,
+    };
+
+    // Charged: killed while it waits, the rerun re-attaches with a budget of its own.
+    let mock = BatchMock::serve(waiting.clone());
+    let (rerun, requests, ledger) = killed_while_waiting(&runtime, &mock, dir.path(), "charged");
+    let budget = std::sync::Arc::new(hierarag_llm::Budget::new(None, Some(1_000_000), 0.0, 0));
+    rerun.set_budget(std::sync::Arc::clone(&budget), prices);
+    let round = runtime
+        .block_on(rerun.run_batches(&ledger, &|_| {}))
+        .unwrap();
+    assert_eq!((round.reattached, round.succeeded), (1, 4), "{round:?}");
+    let usage = rerun.usage();
+    let used = usage.prompt_tokens + usage.completion_tokens;
+    assert!(used > 0, "{usage:?}");
+    assert_eq!(
+        budget.spent().1,
+        used,
+        "the re-attached results are charged"
+    );
+    assert!(all_cached(&runtime, &rerun, &requests));
+
+    // Forgotten: the provider answers 404 for the ledger's batch.
+    let mock = BatchMock::serve(waiting);
+    let (rerun, requests, ledger) = killed_while_waiting(&runtime, &mock, dir.path(), "forgot");
+    mock.forget_batches();
+    let mut notes = std::sync::Mutex::new(Vec::new());
+    let note = |line: &str| notes.lock().unwrap().push(line.to_string());
+    let round = runtime.block_on(rerun.run_batches(&ledger, &note)).unwrap();
+    assert_eq!((round.reattached, round.succeeded), (1, 0), "{round:?}");
+    let notes = notes.get_mut().unwrap().join("\n");
+    assert!(notes.contains("the provider does not know it"), "{notes}");
+    let ended = ledger.lines().unwrap();
+    assert!(
+        ended.iter().any(|line| matches!(line,
+            LedgerLine::Ended { state, .. } if state == "unknown to the provider")),
+        "{ended:?}"
+    );
+    // The next pass defers the requests again, and the next round answers them.
+    for request in &requests {
+        assert!(matches!(
+            runtime.block_on(rerun.complete(request)),
+            Err(LlmError::Deferred)
+        ));
+    }
+    let round = runtime
+        .block_on(rerun.run_batches(&ledger, &|_| {}))
+        .unwrap();
+    assert_eq!((round.submitted, round.succeeded), (1, 4), "{round:?}");
+    assert!(all_cached(&runtime, &rerun, &requests));
 }

@@ -1584,8 +1584,9 @@ fn the_quickstart_dry_run_fetches_nothing() {
     assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
 }
 
-/// `[budget]`: a run whose budget is half of what the whole run costs stops at the call that
-/// would pass it (what was spent never passes it), exits 1 naming the budget and what is left,
+/// `[budget]`: a run whose budget is 80 % of what the whole run costs stops at the call that
+/// would pass it (its reservations are the calls' largest costs, one token a byte of the
+/// prompt, so it stops before the limit by the calls in flight) (what was spent never passes it), exits 1 naming the budget and what is left,
 /// and keeps its records; the rerun with a larger budget goes on where it stopped and ends with
 /// the same files as a run that was never stopped.
 #[test]
@@ -1618,7 +1619,7 @@ fn a_run_stops_at_its_budget_and_a_larger_one_finishes_it() {
     assert!(whole > 0.0);
 
     let budgeted = dir.path().join("budgeted");
-    let half = whole / 2.0;
+    let half = whole * 0.8;
     let out = run_to_end(&priced(&budgeted, Some(half)));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -303,3 +303,68 @@ with open(sys.argv[2], "w", newline="") as out:
         "{stdout}"
     );
 }
+
+/// Issue 56, point 5: the `[human]` file is checked before the first stage (a broken one stops
+/// the run before anything is indexed), its sha256 is recorded at import, and a changed file
+/// is imported again, said, with validity.json on its questions.
+#[test]
+fn a_changed_human_file_is_imported_again_and_a_broken_one_stops_the_run_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let all =
+        std::fs::read_to_string(workspace_root().join("examples/human/questions.jsonl")).unwrap();
+    let questions = dir.path().join("questions.jsonl");
+    let first: String = all.lines().take(100).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&questions, &first).unwrap();
+    let config = example_config(dir.path(), &questions);
+    let run = |run_dir: &Path| {
+        Command::new(BIN)
+            .env_remove("RUST_LOG")
+            .arg("run")
+            .arg(&config)
+            .arg("--dir")
+            .arg(run_dir)
+            .output()
+            .unwrap()
+    };
+    let run_dir = dir.path().join("run");
+    let stderr = crate::run::assert_ran(&run(&run_dir));
+    assert!(
+        stderr.contains("imported 100 human-written questions"),
+        "{stderr}"
+    );
+    assert_eq!(
+        read_json(&run_dir.join("validity.json"))["human_questions"],
+        100
+    );
+
+    // Corrected and longer, under the same name.
+    std::fs::write(&questions, &all).unwrap();
+    let stderr = crate::run::assert_ran(&run(&run_dir));
+    assert!(
+        stderr.contains("is not the one imported") && stderr.contains("(100 questions"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("imported 179 human-written questions"),
+        "{stderr}"
+    );
+    assert_eq!(
+        read_json(&run_dir.join("validity.json"))["human_questions"],
+        179
+    );
+    // The same file again: nothing imported.
+    let stderr = crate::run::assert_ran(&run(&run_dir));
+    assert!(!stderr.contains("imported 179"), "{stderr}");
+
+    // A broken file: the run stops before its first stage, naming the file and line.
+    std::fs::write(&questions, format!("{first}{{\"question\": cut\n")).unwrap();
+    let fresh = dir.path().join("fresh");
+    let out = run(&fresh);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("[human] file") && stderr.contains("line 101"),
+        "{stderr}"
+    );
+    assert!(!fresh.join("index").exists(), "a stage ran: {stderr}");
+}
