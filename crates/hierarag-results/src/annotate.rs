@@ -308,11 +308,13 @@ fn remove_store(path: &Path) -> anyhow::Result<()> {
 /// The agreement of `run`'s ratings, written to `agreement.json` (and into `analysis.json`
 /// when there is one, so that the report shows it); with rated answers, the judge's means
 /// corrected by them too, written to `ppi.json` (with how many ratings an interval of total
-/// width `width` needs, when given).
+/// width `width` needs, when given). A rating of an answer its system no longer gives (the
+/// system answered again since) is left out of both, said in the third value and in the
+/// PPI's notes.
 pub fn agreement_of(
     run: &RunDir,
     width: Option<f64>,
-) -> anyhow::Result<(Agreement, Option<JudgePpi>)> {
+) -> anyhow::Result<(Agreement, Option<JudgePpi>, Option<String>)> {
     let store = Store::open(&run.annotations())?;
     let items = store.items()?;
     let ratings = store.ratings()?;
@@ -337,18 +339,79 @@ pub fn agreement_of(
         None => run_settings_metric(run)?,
     };
     let inputs = judge_inputs(run, &items, metric.as_str())?;
-    result.judge = judge_agreement(&items, &ratings, &inputs);
+    // The people's agreement with one another stands; what is set beside the judge (its
+    // agreement, PPI) is only the ratings of answers the systems still give.
+    let (current, stale) = current_ratings(run, &items, &ratings)?;
+    result.judge = judge_agreement(&items, &current, &inputs);
     crate::json::write(&result, &run.agreement())?;
     let confidence = analysis.as_ref().map_or(0.95, |a| a.settings.confidence);
     if let Some(mut analysis) = analysis {
         analysis.human_validation = Some(result.clone());
         crate::analyze::write(&analysis, run.root())?;
     }
-    let ppi = ppi_of(run, &items, &ratings, &inputs, 1.0 - confidence, width)?;
-    if let Some(ppi) = &ppi {
+    let mut ppi = ppi_of(run, &items, &current, &inputs, 1.0 - confidence, width)?;
+    if let Some(ppi) = &mut ppi {
+        if let Some(note) = &stale {
+            ppi.notes.insert(0, note.clone());
+        }
         crate::json::write(ppi, &run.ppi())?;
     }
-    Ok((result, ppi))
+    Ok((result, ppi, stale))
+}
+
+/// The ratings of `items` whose answer is still the one the system gives (its text in the
+/// system's `answers.jsonl` is the rated text), and, when some are not (the system answered
+/// again after they were rated), a note of how many were left out.
+fn current_ratings(
+    run: &RunDir,
+    items: &[Item],
+    ratings: &[Rating],
+) -> anyhow::Result<(Vec<Rating>, Option<String>)> {
+    let mut answers: HashMap<String, HashMap<String, String>> = HashMap::new();
+    let mut changed: HashSet<&str> = HashSet::new();
+    for item in items {
+        let Some(answer) = &item.answer else {
+            continue;
+        };
+        if !answers.contains_key(&answer.system) {
+            let (_, system) = crate::systems::system_of_run(run, Some(&answer.system))?;
+            let texts = if system.answers().exists() {
+                read_records::<AnswerRecord>(&system.answers())?
+                    .into_iter()
+                    .map(|record| (record.id, record.answer))
+                    .collect()
+            } else {
+                HashMap::new()
+            };
+            answers.insert(answer.system.clone(), texts);
+        }
+        let now = answers[&answer.system].get(&answer.question_id);
+        if now != Some(&answer.text) {
+            changed.insert(item.item_id.as_str());
+        }
+    }
+    let (current, stale): (Vec<Rating>, Vec<Rating>) = ratings
+        .iter()
+        .cloned()
+        .partition(|rating| !changed.contains(rating.item_id.as_str()));
+    let note = (!stale.is_empty()).then(|| {
+        let answers: HashSet<&str> = stale.iter().map(|r| r.item_id.as_str()).collect();
+        format!(
+            "{} rating{} of {} answer{} left out of the judge's agreement and PPI: the system \
+answers {} differently now (answered again after the rating{})",
+            stale.len(),
+            if stale.len() == 1 { "" } else { "s" },
+            answers.len(),
+            if answers.len() == 1 { "" } else { "s" },
+            if answers.len() == 1 {
+                "that question"
+            } else {
+                "those questions"
+            },
+            if stale.len() == 1 { "" } else { "s" },
+        )
+    });
+    Ok((current, note))
 }
 
 /// The judge's means corrected by the people's ratings of the systems whose answers were
@@ -390,7 +453,7 @@ fn ppi_of(
 pub fn ratings_needed(run: &RunDir, width: f64, alpha: f64) -> anyhow::Result<Vec<RatingsPlan>> {
     let store = Store::open(&run.annotations())?;
     let items = store.items()?;
-    let ratings = store.ratings()?;
+    let (ratings, _) = current_ratings(run, &items, &store.ratings()?)?;
     let inputs = judge_inputs(run, &items, "cs")?;
     let mut systems: Vec<String> = Vec::new();
     for item in &items {

@@ -75,7 +75,10 @@ fn run_agreement(args: &AgreementArgs, printer: Printer) -> anyhow::Result<ExitC
     {
         anyhow::bail!("--width: {width} is not a width of an interval on a 0-1 scale");
     }
-    let (result, ppi) = hierarag_run::annotate::agreement_of(&run, args.width)?;
+    let (result, ppi, stale) = hierarag_run::annotate::agreement_of(&run, args.width)?;
+    if let Some(stale) = &stale {
+        printer.warn(&format!("warning: {stale}"));
+    }
     if args.json {
         let mut out = crate::printer::stdout();
         serde_json::to_writer_pretty(&mut out, &result)?;

@@ -790,3 +790,84 @@ print(json.dumps({"estimate": float(ppi_mean_pointestimate(y, yhat, unl)[0]),
         assert!(md.contains(needle), "{needle} not in {md}");
     }
 }
+
+/// Issue 56, point 6: ratings are of the answer they rated. After the system answers three of
+/// the rated questions again, differently, `annotate agreement` leaves those ratings out of
+/// the judge's agreement and PPI, and says so (stderr and the PPI's notes).
+#[test]
+fn ratings_of_answers_the_system_no_longer_gives_are_left_out_of_ppi() {
+    let (url, _calls) = start_chat_mock(varied_reply);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let ids = write_run(root);
+    judge_as_mock_2(root, &url, &[]);
+    let corpus = root.join("corpus.jsonl");
+    let half = (ids.len() / 2).to_string();
+    annotate(
+        root,
+        &[
+            "sample",
+            "-q",
+            "--n",
+            &half,
+            "--category-subset",
+            "0",
+            "--answers",
+            "main",
+            "--corpus",
+            corpus.to_str().unwrap(),
+        ],
+    );
+    annotate(root, &["annotators", "--add", "alice"]);
+    let items = hierarag_annotate::Store::open(&root.join("annotations.sqlite"))
+        .unwrap()
+        .items()
+        .unwrap();
+    let mut csv = String::from(
+        "item_id,annotator,correctness,hallucination,answerability,category_pick,note\n",
+    );
+    let mut rated = Vec::new();
+    for item in &items {
+        let Some(answer) = &item.answer else { continue };
+        csv.push_str(&format!("{},alice,2,0,,,\n", item.item_id));
+        rated.push(answer.question_id.clone());
+    }
+    let filled = root.join("filled.csv");
+    std::fs::write(&filled, &csv).unwrap();
+    annotate(root, &["import", "-q", "--file", filled.to_str().unwrap()]);
+    let n_rated = |root: &Path| -> Value {
+        serde_json::from_slice(&std::fs::read(root.join("ppi.json")).unwrap()).unwrap()
+    };
+    let (_, stderr) = annotate(root, &["agreement"]);
+    assert!(!stderr.contains("left out"), "{stderr}");
+    let before = n_rated(root);
+    assert_eq!(
+        before["scales"][0]["systems"][0]["overall"]["n_rated"],
+        rated.len()
+    );
+
+    // The system is answered again: three of the rated answers change.
+    let changed: Vec<&String> = rated.iter().take(3).collect();
+    let answers: Vec<Value> = records(&root.join("answers.jsonl"))
+        .into_iter()
+        .map(|mut answer| {
+            if changed.iter().any(|id| answer["id"] == id.as_str()) {
+                answer["answer"] = json!("a different answer, given later");
+            }
+            answer
+        })
+        .collect();
+    write_lines(&root.join("answers.jsonl"), &answers);
+    let (_, stderr) = annotate(root, &["agreement"]);
+    let said = "3 ratings of 3 answers left out of the judge's agreement and PPI";
+    assert!(stderr.contains(said), "{stderr}");
+    let after = n_rated(root);
+    assert_eq!(
+        after["scales"][0]["systems"][0]["overall"]["n_rated"],
+        rated.len() - 3
+    );
+    assert!(
+        after["notes"][0].as_str().unwrap().contains(said),
+        "{after}"
+    );
+}
