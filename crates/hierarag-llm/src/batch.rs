@@ -376,8 +376,8 @@ pub(crate) fn batching(
 /// The results of a provider's batch output, read a line at a time with `read`: a line that
 /// does not read (cut, not UTF-8, not the provider's format) fails only its own request, named
 /// by the `custom_id` found in it, and every other line's result is kept (they are paid for).
-/// A line whose `custom_id` cannot be found is left out: its request has no result and fails
-/// as a missing one.
+/// A line whose `custom_id` cannot be found fails under the name `line N`: its request has no
+/// result and fails as a missing one.
 pub(crate) fn read_result_lines<L: serde::de::DeserializeOwned>(
     bytes: &[u8],
     read: impl Fn(L) -> crate::types::BatchResult,
@@ -395,13 +395,10 @@ pub(crate) fn read_result_lines<L: serde::de::DeserializeOwned>(
 request fails and the others are kept",
                     n + 1
                 );
-                match custom_id_in(line) {
-                    Some(custom_id) => results.push(crate::types::BatchResult {
-                        custom_id,
-                        outcome: Err(reason),
-                    }),
-                    None => tracing::warn!("{reason}; it names no custom_id"),
-                }
+                results.push(crate::types::BatchResult {
+                    custom_id: custom_id_in(line).unwrap_or_else(|| format!("line {}", n + 1)),
+                    outcome: Err(reason),
+                });
             }
         }
     }

@@ -614,14 +614,35 @@ retention); its requests go in the next batch"
     ) -> Result<(usize, Vec<(String, String)>), LlmError> {
         let results = crate::openai::read_batch_output(bytes)
             .map_err(|message| LlmError::Batch { message })?;
-        let (stored, _) = self.store_results(&results).await?;
-        let failed = results
-            .into_iter()
-            .filter_map(|r| {
+        // One result a request: a repeat is dropped (a call is counted once), and one that
+        // differs from the first is a failure of the file, named; the first is kept.
+        let mut first: std::collections::HashMap<String, usize> = Default::default();
+        let mut unique = Vec::new();
+        let mut failed = Vec::new();
+        for (n, result) in results.into_iter().enumerate() {
+            match first.get(&result.custom_id) {
+                Some(&at) if unique.get(at) == Some(&result) => {}
+                Some(_) => failed.push((
+                    result.custom_id,
+                    format!(
+                        "result {} repeats this custom_id with another result; the first is kept",
+                        n + 1
+                    ),
+                )),
+                None => {
+                    first.insert(result.custom_id.clone(), unique.len());
+                    unique.push(result);
+                }
+            }
+        }
+        let (stored, _) = self.store_results(&unique).await?;
+        failed.splice(
+            0..0,
+            unique.into_iter().filter_map(|r| {
                 let reason = r.outcome.err()?;
                 Some((r.custom_id, hierarag_fs::secrets::scrub_excerpt(&reason)))
-            })
-            .collect();
+            }),
+        );
         Ok((stored, failed))
     }
 

@@ -36,14 +36,15 @@ pub fn human_source_path(human: &RunDir) -> PathBuf {
     human.root().join("source.json")
 }
 
-/// Reads the `[human]` file as the import does, writing nothing, so that a missing or broken
-/// file is an error before the run's first stage rather than after its main job.
-pub fn check_human(human: &HumanSection) -> anyhow::Result<()> {
+/// Reads the `[human]` file as the import does, writing nothing in the run, so that a missing
+/// or broken file is an error before the run's first stage rather than after its main job;
+/// its questions (records, whatever the format: JSONL, a JSON list, CSV).
+pub fn check_human(human: &HumanSection) -> anyhow::Result<usize> {
     let scratch = tempfile::tempdir().context("a scratch directory for checking [human]")?;
     let request = human_import_request(human, None);
-    crate::import::import(&RunDir::new(scratch.path()), &request)
+    let imported = crate::import::import(&RunDir::new(scratch.path()), &request)
         .with_context(|| format!("[human] file {}", human.file.display()))?;
-    Ok(())
+    Ok(imported.written)
 }
 
 fn human_import_request(human: &HumanSection, index: Option<PathBuf>) -> ImportRequest {

@@ -657,20 +657,9 @@ pub fn estimate(config: &RunConfig, config_path: &Path) -> anyhow::Result<RunEst
     } else {
         None
     };
+    // Records as the import reads them (a JSON list, CSV cells with line breaks), not lines.
     let human_questions = match &config.human {
-        Some(human) => {
-            let text = std::fs::read_to_string(&human.file)
-                .with_context(|| format!("[human] file {}: cannot read", human.file.display()))?;
-            match human.format() {
-                // Records, not lines: a quoted cell may hold line breaks.
-                crate::config::HumanFormat::Csv => {
-                    csv::Reader::from_reader(text.as_bytes()).records().count()
-                }
-                crate::config::HumanFormat::Jsonl => {
-                    text.lines().filter(|l| !l.trim().is_empty()).count()
-                }
-            }
-        }
+        Some(human) => hierarag_results::validity::check_human(human)?,
         None => 0,
     };
     let shape = Shape {

@@ -19,7 +19,9 @@ pub(crate) fn verdict(v: &Validity) -> Vec<String> {
     }
     if let Some(d) = &v.decisions {
         let n = v.systems.len();
-        if let Some(tau) = &d.tau {
+        // Two systems make one pair: τ is the sign of its difference (±1, an interval of −1
+        // to 1), and the pair's decision below says what there is to say.
+        if let Some(tau) = d.tau.as_ref().filter(|_| n > 2) {
             let how = if tau.value >= 0.999 {
                 "orders your systems as your real questions do"
             } else if tau.value > 0.0 {

@@ -410,3 +410,33 @@ fn a_category_on_one_side_only_is_flagged_and_left_out_of_the_comparisons() {
         "{p:?}"
     );
 }
+
+/// Issue 56, point 8: with two systems, τ is the sign of one difference; the verdict does not
+/// lead with "does not order your systems" beside the pair's decision that transfers.
+#[test]
+fn with_two_systems_the_verdict_leads_with_the_one_decision_not_tau() {
+    let two = [("bm25", 0.0), ("dense", 0.0)];
+    let synthetic = benchmark("synthetic", 400, [1.0; 4], 12.0, &two, 5);
+    let human = benchmark("human", 300, [1.0; 4], 12.0, &two, 6);
+    let v = validity(&taxonomy(), &synthetic, &human, &settings());
+    let tau = v
+        .decisions
+        .as_ref()
+        .and_then(|d| d.tau)
+        .expect("a tau of one pair");
+    assert_eq!(tau.value.abs(), 1.0, "{tau:?}");
+    assert!(
+        !v.verdict
+            .iter()
+            .any(|line| line.contains("your systems as") || line.contains("order your systems")),
+        "{:?}",
+        v.verdict
+    );
+    assert!(
+        v.verdict
+            .iter()
+            .any(|line| line.contains("of 1 pairwise decisions transfer")),
+        "{:?}",
+        v.verdict
+    );
+}

@@ -730,3 +730,57 @@ fn reattached_results_are_charged_and_a_batch_the_provider_forgot_is_resubmitted
     assert_eq!((round.submitted, round.succeeded), (1, 4), "{round:?}");
     assert!(all_cached(&runtime, &rerun, &requests));
 }
+
+/// Issue 56, point 8: `batch import` of a file with a repeated line, a conflicting duplicate, a
+/// cut line with a byte that is not UTF-8 and a line that names no request: every good result
+/// is stored and counted once, and each bad line fails under its custom_id (or its line).
+#[test]
+fn batch_import_names_bad_lines_and_conflicting_duplicates() {
+    use hierarag_llm::{ChatBackendKind, ChatClient, LlmConfig};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = LlmConfig::new(ChatBackendKind::OpenAi, "m");
+    config.base_urls = vec!["http://127.0.0.1:9/v1".into()];
+    config.cache = hierarag_llm::CacheSetting::Path("import.sqlite".into());
+    let client = ChatClient::from_config(&config, dir.path()).unwrap();
+    let line = |id: &str, text: &str| {
+        json!({"id": "batch_req", "custom_id": id, "error": null,
+               "response": {"status_code": 200, "request_id": "req",
+                            "body": {"id": "c", "object": "chat.completion", "created": 0,
+                                     "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": text}}],
+                                     "usage": {"prompt_tokens": 5, "completion_tokens": 2,
+                                               "total_tokens": 7}}}})
+        .to_string()
+    };
+    let cut = line("k4", "four");
+    let mut file = [
+        line("k1", "one"),
+        line("k2", "two"),
+        line("k1", "one"),
+        line("k2", "another two"),
+        line("k3", "three"),
+        "{\"no\": \"id\", \"cut".into(),
+    ]
+    .join("\n")
+    .into_bytes();
+    file.push(b'\n');
+    file.extend_from_slice(&cut.as_bytes()[..cut.len() / 2]);
+    file.extend_from_slice(b"\xff\n");
+    let (stored, failed) = runtime.block_on(client.import_batch_output(&file)).unwrap();
+    assert_eq!(stored, 3, "{failed:?}");
+    let named: Vec<&str> = failed.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(named, ["line 6", "k4", "k2"], "{failed:?}");
+    assert!(
+        failed[0]
+            .1
+            .contains("line 6 of the provider's batch results does not read")
+    );
+    assert!(failed[1].1.contains("line 7"), "{failed:?}");
+    assert!(
+        failed[2].1.contains("another result; the first is kept"),
+        "{failed:?}"
+    );
+    // Counted once each: three results stored, two lines that failed.
+    assert_eq!(client.usage().calls, 5, "{:?}", client.usage());
+}

@@ -368,3 +368,29 @@ fn a_changed_human_file_is_imported_again_and_a_broken_one_stops_the_run_first()
     );
     assert!(!fresh.join("index").exists(), "a stage ran: {stderr}");
 }
+
+/// Issue 56, point 8: the `--dry-run` estimate counts a `[human]` JSON list's questions, not its
+/// lines (a pretty-printed list has many lines a question).
+#[test]
+fn the_estimate_counts_a_json_list_human_benchmarks_questions_not_its_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let questions: Vec<Value> =
+        std::fs::read_to_string(workspace_root().join("examples/human/questions.jsonl"))
+            .unwrap()
+            .lines()
+            .take(40)
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+    let list = dir.path().join("questions.json");
+    std::fs::write(&list, serde_json::to_string_pretty(&questions).unwrap()).unwrap();
+    assert!(std::fs::read_to_string(&list).unwrap().lines().count() > 200);
+    let config = example_config(dir.path(), &list);
+    let (stdout, _) = ok(Command::new(BIN)
+        .env_remove("RUST_LOG")
+        .args(["run", "--dry-run"])
+        .arg(&config));
+    assert!(
+        stdout.contains("the 40 human-written questions of [human]"),
+        "{stdout}"
+    );
+}
