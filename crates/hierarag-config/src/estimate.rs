@@ -94,20 +94,39 @@ fn tokens(words: f64) -> u64 {
     (words * TOKENS_PER_WORD).round() as u64
 }
 
-/// One role's row: `calls` calls of `prompt` words each, replies of `completion` words each
-/// capped at `max_tokens`.
+/// Bytes of JSON a token, for a schema sent as `response_format` (the "about four characters
+/// a token" of common BPE vocabularies; a schema's keys and types are English words).
+const SCHEMA_BYTES_PER_TOKEN: f64 = 4.0;
+
+/// The tokens `llm` is billed for `schema` on each call: its JSON where the role sends it as
+/// `response_format` (OpenAI-compatible with `structured_output`), none where it does not
+/// (Anthropic; the embedded model, which decodes by it in process).
+fn schema_tokens(llm: &LlmConfig, schema: &hierarag_llm::JsonSchema) -> f64 {
+    let sent = llm.structured_output && llm.backend == hierarag_llm::ChatBackendKind::OpenAi;
+    if !sent {
+        return 0.0;
+    }
+    let bytes = serde_json::to_string(&schema.schema).map_or(0, |text| text.len());
+    bytes as f64 / SCHEMA_BYTES_PER_TOKEN
+}
+
+/// One role's row: `calls` calls of `prompt` words each and `schema` tokens of a reply's
+/// schema each, replies of `completion` words each capped at `max_tokens`.
+#[allow(clippy::too_many_arguments)]
 fn row(
     role: &str,
     system: Option<&str>,
     llm: &LlmConfig,
     calls: f64,
     prompt: usize,
+    schema: Option<&hierarag_llm::JsonSchema>,
     completion: usize,
     max_tokens: u32,
 ) -> RoleEstimate {
     let per_completion = tokens(completion as f64).min(u64::from(max_tokens));
     let calls_rounded = calls.round() as u64;
-    let prompt_tokens = tokens(prompt as f64 * calls);
+    let schema = schema.map_or(0.0, |schema| schema_tokens(llm, schema));
+    let prompt_tokens = (prompt as f64 * calls * TOKENS_PER_WORD + schema * calls).round() as u64;
     let completion_tokens = per_completion * calls_rounded;
     let (prompt_price, completion_price) = llm.prices(llm.batch);
     let cost = (prompt_price.is_some() || completion_price.is_some()).then(|| {
@@ -148,7 +167,9 @@ pub fn estimate(config: &RunConfig, taxonomy: &Taxonomy, shape: &Shape) -> RunEs
     let mut assumptions = vec![
         format!(
             "tokens are words × {TOKENS_PER_WORD} (common BPE vocabularies on English text), \
-counted on the real prompts filled with texts of the lengths below"
+counted on the real prompts filled with texts of the lengths below, plus a reply's JSON schema \
+at {SCHEMA_BYTES_PER_TOKEN} bytes a token where it is sent as response_format (billed as \
+prompt tokens)"
         ),
         format!(
             "{} questions; a document has {:.0} words ({}), a retrieved chunk {chunk_words}",
@@ -233,6 +254,7 @@ rate; each item whose candidates are all rejected costs another)"
             config.generator_llm(),
             n * attempts,
             prompt_words(&generation),
+            Some(&hierarag_generate::prompt::candidates_schema(k)),
             k * CANDIDATE_WORDS,
             generate.max_tokens,
         ));
@@ -255,6 +277,7 @@ rate; each item whose candidates are all rejected costs another)"
                 config.filter_llm(),
                 n * attempts,
                 prompt_words(&filter),
+                Some(&hierarag_generate::prompt::verdicts_schema(k)),
                 k * VERDICT_WORDS,
                 generate.filter_max_tokens,
             ));
@@ -266,6 +289,7 @@ rate; each item whose candidates are all rejected costs another)"
         &[words(doc_words)],
         language,
     );
+    let pair_schema = hierarag_judge::rubric_schema("pair", &hierarag_judge::PAIR_SCALES);
     if config.judge.screen.is_some() && !shape.given_benchmark {
         roles.push(row(
             "screen",
@@ -273,6 +297,7 @@ rate; each item whose candidates are all rejected costs another)"
             config.judge_llm(),
             n,
             prompt_words(&pair),
+            Some(&pair_schema),
             GRADE_WORDS,
             judge.max_tokens,
         ));
@@ -284,6 +309,7 @@ rate; each item whose candidates are all rejected costs another)"
             config.judge_llm(),
             n,
             prompt_words(&pair),
+            Some(&pair_schema),
             GRADE_WORDS,
             judge.max_tokens,
         ));
@@ -301,12 +327,14 @@ rate; each item whose candidates are all rejected costs another)"
                 .map(|c| c.description.split_whitespace().count() + 6)
                 .sum();
             let examples = config.tag.settings.examples * finest.categories.len() * QUESTION_WORDS;
+            let names: Vec<&str> = finest.categories.iter().map(|c| c.name.as_str()).collect();
             roles.push(row(
                 "tagger",
                 Some(&dimension.key),
                 config.tagger_llm(),
                 shape.human_questions as f64 * f64::from(config.tag.settings.votes.max(1)),
                 120 + listed + examples + QUESTION_WORDS,
+                Some(&hierarag_tag::choice_schema(&names)),
                 LABEL_WORDS,
                 config.tag.settings.max_tokens,
             ));
@@ -342,6 +370,7 @@ and judged like the generated ones",
                     llm,
                     questions_answered,
                     prompt_words(&messages),
+                    None,
                     ANSWER_WORDS,
                     answer.max_tokens,
                 ));
@@ -365,6 +394,10 @@ and judged like the generated ones",
                 config.judge_llm(),
                 questions_answered,
                 prompt_words(&messages),
+                Some(&hierarag_judge::rubric_schema(
+                    "answer",
+                    &hierarag_judge::ANSWER_SCALES,
+                )),
                 GRADE_WORDS,
                 judge.max_tokens,
             ));

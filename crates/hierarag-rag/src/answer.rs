@@ -102,6 +102,14 @@ passages above. If they do not contain the answer, reply exactly: \"{refusal}\""
 
 /// Appends the first `max_words` words of `text` (those of `split_whitespace`) joined by
 /// single spaces.
+/// A passage as the answering prompt gives it: its first `max_words` words joined by single
+/// spaces (what the judge checks an answer's claims against, too).
+pub fn passage_text(text: &str, max_words: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_words(&mut out, text, max_words);
+    out
+}
+
 fn push_words(out: &mut String, text: &str, max_words: usize) {
     for (n, word) in text.split_whitespace().take(max_words).enumerate() {
         if n > 0 {

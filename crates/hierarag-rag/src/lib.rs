@@ -57,7 +57,7 @@ mod rows;
 pub use ann::{HNSW_FILE, HNSW_META_FILE, HnswIndex, HnswProgress, HnswSettings};
 pub use answer::{
     AnswerModel, AnswerRecord, AnswerSettings, AnswerUsage, Answerer, ChunkRef, REFUSAL,
-    answer_messages, is_refusal, is_refusal_in,
+    answer_messages, is_refusal, is_refusal_in, passage_text,
 };
 pub use dense::{
     ANN_THRESHOLD, AnnMode, CHUNKS_PER_STEP, DenseProgress, DenseRetriever, DenseSettings,

@@ -45,7 +45,8 @@ pub fn judge_answers(
     let benchmark: Vec<BenchmarkRecord> =
         read_input(benchmark_path, |r: &BenchmarkRecord| r.id.as_str())?;
     let answers: Vec<AnswerRecord> = read_input(answers_path, |r: &AnswerRecord| r.id.as_str())?;
-    let passages = passages_of(run, &answers, &key, reporter)?;
+    let max_words = config.answer.settings.max_chunk_words;
+    let passages = passages_of(run, &answers, max_words, &key, reporter)?;
     let judge_llm = config.judge_llm();
     let client = batch_client(judge_llm, run.root(), judge_llm.batch, reporter)?;
     let judge = Judge::new(
@@ -92,9 +93,13 @@ pub fn judge_answers(
 /// The text of every chunk the answers without context texts of their own retrieved, by chunk
 /// id, from the run's index; empty (with a warning) when the run has no index or the answers
 /// name no chunk.
+/// The retrieved chunks of the builtin pipeline's answers as the answer stage passed them to
+/// the model (each cut at `max_words` words): what the system was given is what its answer's
+/// claims are checked against.
 fn passages_of(
     run: &RunDir,
     answers: &[AnswerRecord],
+    max_words: usize,
     key: &str,
     reporter: &dyn Reporter,
 ) -> anyhow::Result<HashMap<String, String>> {
@@ -127,7 +132,10 @@ correctness only, and their hallucination is left absent (`no_passages` in judge
     let chunks = index
         .chunks_of(&wanted)
         .with_context(|| format!("reading passages from {}", run.index().display()))?;
-    Ok(chunks.into_iter().map(|c| (c.chunk_id, c.text)).collect())
+    Ok(chunks
+        .into_iter()
+        .map(|c| (c.chunk_id, hierarag_rag::passage_text(&c.text, max_words)))
+        .collect())
 }
 
 fn open_index(run: &RunDir) -> anyhow::Result<Option<Bm25Index>> {

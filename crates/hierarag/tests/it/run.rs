@@ -73,7 +73,15 @@ pub(crate) fn chat(body: &Value) -> Reply {
                 .count()
         })
         .sum();
-    PROMPT_TOKENS.with(|p| p.set((words as f64 * 1.35).round() as u64));
+    // A reply's JSON schema is billed as prompt tokens too (about four bytes a token).
+    let schema_bytes = body["response_format"]["json_schema"]["schema"]
+        .as_object()
+        .map_or(0, |_| {
+            body["response_format"]["json_schema"]["schema"]
+                .to_string()
+                .len()
+        });
+    PROMPT_TOKENS.with(|p| p.set((words as f64 * 1.35 + schema_bytes as f64 / 4.0).round() as u64));
     let system = messages[0]["content"].as_str().unwrap_or("");
     let user = messages.last().unwrap()["content"].as_str().unwrap_or("");
     // Only generation fails on the marked document (answers may still retrieve it).
@@ -1708,4 +1716,47 @@ fn a_budget_without_prices_is_said_to_count_nothing() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("every call counts as free"), "{stderr}");
+}
+
+/// Issue 56, point 9: the estimate's prompt tokens are within 15 % of what the mock bills
+/// (its words × 1.35, and a reply's JSON schema as `response_format` at four bytes a token, as
+/// providers bill it) for the generator, the answerer and the judge, whose passages are the
+/// chunks as the answer stage passed them. The filter is left out: its prompt holds the
+/// generator's candidates, which the mock makes a third as long as real ones.
+#[test]
+fn the_estimate_counts_the_schema_and_the_judges_passages_as_sent() {
+    let base_url = start_mock(0);
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_corpus(dir.path(), false);
+    let run_dir = dir.path().join("judged");
+    let config = write_config(dir.path(), &corpus, &base_url, &run_dir);
+    let text = std::fs::read_to_string(&config).unwrap() + "\n[judge]\n";
+    std::fs::write(&config, text).unwrap();
+    assert_ran(&run_to_end(&config));
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
+    for role in ["generator", "answerer", "judge"] {
+        let estimated = manifest["estimate"]["roles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["role"] == role)
+            .unwrap()["prompt_tokens"]
+            .as_f64()
+            .unwrap();
+        let billed: f64 = manifest["stages"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|stage| stage["usage"].as_array().into_iter().flatten())
+            .filter(|usage| usage["role"] == role)
+            .map(|usage| usage["prompt_tokens"].as_f64().unwrap())
+            .sum();
+        let off = estimated / billed - 1.0;
+        assert!(
+            off.abs() <= 0.15,
+            "{role}: estimated {estimated} prompt tokens, billed {billed} ({:+.1} %)",
+            100.0 * off
+        );
+    }
 }
