@@ -46,6 +46,10 @@ struct Shared {
     /// How a completion is stored in this file ([`INSERT_COMPLETION`] or, in a file made
     /// before requests stopped being stored, [`INSERT_COMPLETION_WITH_REQUEST`]).
     insert_completion: &'static str,
+    /// Why a store failed (a full disk, the file gone), once one has: no reply can be kept
+    /// from then on, so the clients over this cache send no further request
+    /// ([`ResponseCache::broken`]).
+    broken: std::sync::OnceLock<String>,
 }
 
 impl ResponseCache {
@@ -108,6 +112,7 @@ impl ResponseCache {
                 reader: Mutex::new(reader),
                 writer: Mutex::new(writer),
                 insert_completion,
+                broken: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -137,10 +142,24 @@ impl ResponseCache {
         work: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
     ) -> Result<(), LlmError> {
         let shared = Arc::clone(&self.shared);
-        tokio::task::spawn_blocking(move || work(&lock(&shared.writer)))
+        let result = tokio::task::spawn_blocking(move || work(&lock(&shared.writer)))
             .await
-            .map_err(|e| self.error(e.to_string()))?
-            .map_err(|e| self.error(e.to_string()))
+            .map_err(|e| e.to_string())
+            .and_then(|stored| stored.map_err(|e| e.to_string()));
+        result.map_err(|message| {
+            let _ = self.shared.broken.set(message.clone());
+            self.error(message)
+        })
+    }
+
+    /// The error of the first store that failed, if one has: a reply got from now on could
+    /// not be kept, and would be paid for again by the next run, so no request is sent.
+    pub(crate) fn broken(&self) -> Option<LlmError> {
+        self.shared.broken.get().map(|message| {
+            self.error(format!(
+                "{message} (a reply could not be stored, so no further request is sent)"
+            ))
+        })
     }
 
     /// The stored completion for `key`, with its stored usage.

@@ -250,6 +250,12 @@ impl ChatClient {
                 attempts: 0,
             });
         }
+        // A cache that could not store a reply (a full disk): nothing more is sent, since
+        // what came back could not be kept.
+        if let Some(broken) = self.inner.cache.as_ref().and_then(ResponseCache::broken) {
+            usage.failure(&broken.to_string());
+            return Err(broken);
+        }
         let budget = self.inner.budget.get();
         if let (Some(batching), Some(key)) = (self.inner.batching.get(), &key) {
             return Err(self.defer(batching, key.clone(), request));
@@ -653,13 +659,22 @@ retention); its requests go in the next batch"
         let mut request = ChatRequest::new(vec![Message::user("Reply with the word OK.")]);
         request.max_tokens = 1;
         let request = &request;
+        let budget = self.inner.budget.get();
         for index in 0..self.inner.dispatcher.pool.backends().len() {
             self.inner
                 .dispatcher
                 .call_at(
                     Some(index),
                     |backend| backend.endpoint().to_string(),
-                    |backend| Box::pin(async move { backend.complete(request).await }),
+                    |backend| {
+                        Box::pin(async move {
+                            // Billed like any call: within the run's budget.
+                            let attempt = Attempt::start(budget, None, request)?;
+                            let outcome = backend.complete(request).await;
+                            attempt.end(&outcome);
+                            outcome
+                        })
+                    },
                 )
                 .await?;
         }
@@ -674,12 +689,16 @@ retention); its requests go in the next batch"
     /// The refusal (HTTP 401, 403 or 404) that stopped this client, if an endpoint sent one:
     /// after it, every call fails at once without a request, so a stage stops too.
     pub fn refusal(&self) -> Option<LlmError> {
-        self.inner.dispatcher.refusal().or_else(|| {
-            let (budget, _) = self.inner.budget.get()?;
-            budget.stopped().map(|reason| LlmError::Budget {
-                reason: reason.to_owned(),
+        self.inner
+            .dispatcher
+            .refusal()
+            .or_else(|| {
+                let (budget, _) = self.inner.budget.get()?;
+                budget.stopped().map(|reason| LlmError::Budget {
+                    reason: reason.to_owned(),
+                })
             })
-        })
+            .or_else(|| self.inner.cache.as_ref()?.broken())
     }
 }
 

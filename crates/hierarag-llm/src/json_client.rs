@@ -205,6 +205,11 @@ impl JsonClient {
                 });
             }
         }
+        // A cache that could not store a reply (a full disk): nothing more is sent.
+        if let Some(broken) = inner.cache.as_ref().and_then(ResponseCache::broken) {
+            usage.failure(&broken.to_string());
+            return Err(broken);
+        }
         let (reply, stats) = inner
             .dispatcher
             .call(
@@ -248,6 +253,9 @@ impl JsonClient {
 
     /// The refusal (HTTP 401, 403 or 404) that stopped this client, if the service sent one.
     pub fn refusal(&self) -> Option<LlmError> {
-        self.inner.dispatcher.refusal()
+        self.inner
+            .dispatcher
+            .refusal()
+            .or_else(|| self.inner.cache.as_ref()?.broken())
     }
 }

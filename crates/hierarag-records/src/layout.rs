@@ -27,6 +27,7 @@ pub const AGREEMENT_FILE: &str = "agreement.json";
 ///   human/…                       the human-written benchmark of `[human]`, a run directory
 ///                                 of its own (benchmark, tags, systems) over this index
 ///   validity.json                 the generated benchmark beside the human-written one
+///   spend.jsonl                   with [budget]: every reservation and what it cost
 ///   run.lock                      held by the one process that writes the directory
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +117,12 @@ impl RunDir {
     /// a line when each is submitted and one when its results were read.
     pub fn batches(&self) -> PathBuf {
         self.root.join("batches.jsonl")
+    }
+
+    /// The spending journal of a run with a `[budget]`: every reservation and what it cost,
+    /// as it happens (hierarag-cost's `Budget::journaled`).
+    pub fn spend(&self) -> PathBuf {
+        self.root.join("spend.jsonl")
     }
 
     /// The items of `stage` that failed in its last pass (absent when none failed).

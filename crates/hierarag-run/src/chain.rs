@@ -133,16 +133,6 @@ pub fn run(
             file.display()
         );
     }
-    let runtime = crate::stages::runtime()?;
-    crate::models::check_models(config, options.check_endpoints, &runtime, reporter)?;
-    drop(runtime);
-    let estimate = match estimate(config, &options.config_path) {
-        Ok(estimate) => Some(estimate),
-        Err(error) => {
-            reporter.note(&format!("no cost estimate: {error:#}"));
-            None
-        }
-    };
     // [budget]: what this directory's earlier runs spent counts.
     let budget = match &config.budget {
         Some(limit) => {
@@ -166,18 +156,32 @@ price_completion_per_mtok): every call counts as free, so the budget never stops
 the prices, or max_tokens",
                 );
             }
+            // What earlier runs spent: the spending journal, which a killed run wrote to as
+            // it went; a directory from before the journal starts it with its manifests'.
             let spent = Manifest::load(&run)?.spent;
             let human = Manifest::load(&run.human())?.spent;
-            Some(std::sync::Arc::new(hierarag_llm::Budget::new(
+            let budget = hierarag_llm::Budget::journaled(
                 limit.max_cost,
                 limit.max_tokens,
-                spent.cost + human.cost,
-                spent.tokens + human.tokens,
-            )))
+                &run.spend(),
+                (spent.cost + human.cost, spent.tokens + human.tokens),
+            )
+            .with_context(|| format!("{}: the spending journal", run.spend().display()))?;
+            Some(std::sync::Arc::new(budget))
         }
         None => None,
     };
     crate::models::set_budget(root, budget);
+    let runtime = crate::stages::runtime()?;
+    crate::models::check_models(config, options.check_endpoints, &runtime, reporter)?;
+    drop(runtime);
+    let estimate = match estimate(config, &options.config_path) {
+        Ok(estimate) => Some(estimate),
+        Err(error) => {
+            reporter.note(&format!("no cost estimate: {error:#}"));
+            None
+        }
+    };
     Manifest::update(&run, |manifest| {
         manifest.config = comparable(config);
         manifest.seed = config.run.seed;

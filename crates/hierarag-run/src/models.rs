@@ -76,16 +76,18 @@ fn client_for(
         ChatClient::new(vec![backend], &config.settings(run_dir))?
     };
     if let Some(budget) = budget_of(run_dir) {
-        let (prompt, completion) = config.prices(batched);
-        client.set_budget(
-            budget,
-            Prices {
-                prompt_per_mtok: prompt.unwrap_or(0.0),
-                completion_per_mtok: completion.unwrap_or(0.0),
-            },
-        );
+        client.set_budget(budget, prices_of(config, batched));
     }
     Ok(client)
+}
+
+/// A role's prices, as the budget counts them (0 where unset).
+fn prices_of(config: &LlmConfig, batched: bool) -> Prices {
+    let (prompt, completion) = config.prices(batched);
+    Prices {
+        prompt_per_mtok: prompt.unwrap_or(0.0),
+        completion_per_mtok: completion.unwrap_or(0.0),
+    }
 }
 
 /// SmolLM2-135M-Instruct in process, fetched into the asset store on first use and loaded
@@ -196,6 +198,10 @@ pub fn check_models(
         llm.batch = false;
         let what = format!("the {} model {}", names.join("/"), llm.model);
         let client = ChatClient::from_config(&llm, Path::new(".")).with_context(|| what.clone())?;
+        // The check is a billed call too: it counts against the run's budget.
+        if let Some(budget) = budget_of(&config.run.dir) {
+            client.set_budget(budget, prices_of(&llm, false));
+        }
         if send {
             runtime
                 .block_on(client.check_endpoints())

@@ -10,6 +10,7 @@
 
 pub mod batches;
 pub mod mock;
+pub mod pipeline;
 
 use std::io::{BufRead, BufReader, Read, Seek};
 use std::net::SocketAddr;
@@ -182,4 +183,24 @@ impl Drop for LlamaServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Every file under `root`, in no particular order (none when it does not exist).
+pub fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found
 }

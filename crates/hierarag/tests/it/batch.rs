@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 
 use hierarag_test_support::batches::{BatchMock, Ending};
 use hierarag_test_support::mock::Reply;
+use hierarag_test_support::pipeline::{chat, embeddings};
 use serde_json::{Value, json};
 
 use crate::run::{
-    assert_ran, chat, dry_run, embeddings, hierarag, lines, records, run_to_end, same_outputs,
-    start_mock, write_config, write_corpus,
+    assert_ran, dry_run, hierarag, lines, records, run_to_end, same_outputs, start_mock,
+    write_config, write_corpus,
 };
 
 /// A batch mock answering as the run tests' chat mock does.

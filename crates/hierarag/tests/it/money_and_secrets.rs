@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use hierarag_test_support::mock::{MockServer, Reply};
 use serde_json::{Value, json};
 
-use crate::run::{assert_ran, chat, embeddings, hierarag, write_config, write_corpus};
+use hierarag_test_support::pipeline::{chat, embeddings};
+
+use crate::run::{assert_ran, hierarag, write_config, write_corpus};
 
 /// The key the [llm] reads from HIERARAG_TEST_KEY, which the mock quotes back.
 const KEY: &str = "sk-live-7f3c9a1e5b2d4c6e8f0a";
@@ -16,22 +18,7 @@ const TOKEN: &str = "tok-51c0-e9f0-echoed";
 /// Every file under `root` that holds `secret`, with the first place it is found.
 fn files_holding(root: &Path, secret: &str) -> Vec<(PathBuf, String)> {
     let mut found = Vec::new();
-    let mut dirs = vec![root.to_path_buf()];
-    let mut files = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    for path in files {
+    for path in hierarag_test_support::files_under(root) {
         let bytes = std::fs::read(&path).unwrap();
         if let Some(at) = bytes
             .windows(secret.len())
