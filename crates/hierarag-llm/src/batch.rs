@@ -184,6 +184,13 @@ pub enum LedgerLine {
     /// The provider has no batch of a submission a crash left unfinished: its requests go in
     /// the next batch.
     NotCreated { submission: String, unix_s: u64 },
+    /// `hierarag batch export` wrote these requests to `file` for a user's engine: `batch
+    /// import` takes results for them only.
+    Exported {
+        file: String,
+        custom_ids: Vec<String>,
+        unix_s: u64,
+    },
     /// A batch's results were read into the response cache.
     Ended {
         batch_id: String,
@@ -235,7 +242,7 @@ impl BatchLedger {
             .collect()
     }
 
-    pub(crate) fn append(&self, line: &LedgerLine) -> Result<(), LlmError> {
+    pub fn append(&self, line: &LedgerLine) -> Result<(), LlmError> {
         let write = || -> std::io::Result<()> {
             let mut file = std::fs::OpenOptions::new()
                 .create(true)
@@ -247,6 +254,18 @@ impl BatchLedger {
             file.sync_data()
         };
         write().map_err(|e| self.error(e.to_string()))
+    }
+
+    /// Every request `hierarag batch export` wrote out, by `custom_id`; `None` when nothing was
+    /// exported from this run (a ledger of an earlier version).
+    pub fn exported(&self) -> Result<Option<std::collections::HashSet<String>>, LlmError> {
+        let mut ids = None::<std::collections::HashSet<String>>;
+        for line in self.lines()? {
+            if let LedgerLine::Exported { custom_ids, .. } = line {
+                ids.get_or_insert_default().extend(custom_ids);
+            }
+        }
+        Ok(ids)
     }
 
     /// The batches submitted to `endpoint` for (`backend`, `model`) whose results were not read.

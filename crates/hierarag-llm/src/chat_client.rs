@@ -614,9 +614,12 @@ retention); its requests go in the next batch"
 
     /// Reads an OpenAI-format batch output file into the response cache (each line's
     /// `custom_id` is the cache key it answers): (stored, the failed lines' ids and reasons).
+    /// With `requested` (the ids `batch export` wrote out), a result for any other id is not
+    /// stored and fails, named.
     pub async fn import_batch_output(
         &self,
         bytes: &[u8],
+        requested: Option<&std::collections::HashSet<String>>,
     ) -> Result<(usize, Vec<(String, String)>), LlmError> {
         let results = crate::openai::read_batch_output(bytes)
             .map_err(|message| LlmError::Batch { message })?;
@@ -626,6 +629,18 @@ retention); its requests go in the next batch"
         let mut unique = Vec::new();
         let mut failed = Vec::new();
         for (n, result) in results.into_iter().enumerate() {
+            if requested.is_some_and(|ids| !ids.contains(&result.custom_id))
+                && !result.custom_id.starts_with("line ")
+            {
+                failed.push((
+                    result.custom_id,
+                    format!(
+                        "result {}: no request of `batch export` has this custom_id; not stored",
+                        n + 1
+                    ),
+                ));
+                continue;
+            }
             match first.get(&result.custom_id) {
                 Some(&at) if unique.get(at) == Some(&result) => {}
                 Some(_) => failed.push((

@@ -29,6 +29,7 @@ pub fn import(
 ) -> anyhow::Result<Imported> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let runtime = crate::stages::runtime()?;
+    let requested = hierarag_llm::BatchLedger::new(&run.batches()).exported()?;
     let mut caches = Vec::new();
     let mut imported = Imported::default();
     for llm in [config.generator_llm(), config.filter_llm()] {
@@ -39,7 +40,7 @@ pub fn import(
         caches.push(cache);
         let client = chat_client(llm, run.root(), reporter)?;
         let (stored, failed) = runtime
-            .block_on(client.import_batch_output(&bytes))
+            .block_on(client.import_batch_output(&bytes, requested.as_ref()))
             .with_context(|| format!("importing {}", file.display()))?;
         imported = Imported { stored, failed };
     }

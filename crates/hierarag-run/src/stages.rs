@@ -287,11 +287,24 @@ backend (it has {:?})",
             outcome.failures.retain(|f| !f.reason.contains(&deferred));
             write_failures(&failures, &outcome.failures)?;
             let mut lines = String::new();
+            let mut custom_ids = Vec::new();
             for entry in clients.iter().flat_map(|c| c.take_batch_entries()) {
+                let id = serde_json::from_str::<serde_json::Value>(&entry)
+                    .ok()
+                    .and_then(|line| line["custom_id"].as_str().map(str::to_owned));
+                custom_ids.extend(id);
                 lines.push_str(&entry);
                 lines.push('\n');
             }
             write_atomic(file, lines.as_bytes())?;
+            // What `batch import` takes results for.
+            hierarag_llm::BatchLedger::new(&run.batches()).append(
+                &hierarag_llm::LedgerLine::Exported {
+                    file: file.display().to_string(),
+                    custom_ids,
+                    unix_s: hierarag_results::manifest::now_unix_s(),
+                },
+            )?;
             outcome
         }
     };

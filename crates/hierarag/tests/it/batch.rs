@@ -732,9 +732,10 @@ fn reattached_results_are_charged_and_a_batch_the_provider_forgot_is_resubmitted
     assert!(all_cached(&runtime, &rerun, &requests));
 }
 
-/// Issue 56, point 8: `batch import` of a file with a repeated line, a conflicting duplicate, a
-/// cut line with a byte that is not UTF-8 and a line that names no request: every good result
-/// is stored and counted once, and each bad line fails under its custom_id (or its line).
+/// Issue 56, point 8: `batch import` of a file with a repeated line, a conflicting duplicate, an
+/// id never exported, a cut line with a byte that is not UTF-8 and a line that names no request:
+/// every good result is stored and counted once, and each bad line fails under its custom_id
+/// (or its line).
 #[test]
 fn batch_import_names_bad_lines_and_conflicting_duplicates() {
     use hierarag_llm::{ChatBackendKind, ChatClient, LlmConfig};
@@ -761,6 +762,7 @@ fn batch_import_names_bad_lines_and_conflicting_duplicates() {
         line("k1", "one"),
         line("k2", "another two"),
         line("k3", "three"),
+        line("k9", "never requested"),
         "{\"no\": \"id\", \"cut".into(),
     ]
     .join("\n")
@@ -768,20 +770,26 @@ fn batch_import_names_bad_lines_and_conflicting_duplicates() {
     file.push(b'\n');
     file.extend_from_slice(&cut.as_bytes()[..cut.len() / 2]);
     file.extend_from_slice(b"\xff\n");
-    let (stored, failed) = runtime.block_on(client.import_batch_output(&file)).unwrap();
+    // The requests `batch export` wrote out.
+    let requested: std::collections::HashSet<String> =
+        ["k1", "k2", "k3", "k4"].map(String::from).into();
+    let (stored, failed) = runtime
+        .block_on(client.import_batch_output(&file, Some(&requested)))
+        .unwrap();
     assert_eq!(stored, 3, "{failed:?}");
-    let named: Vec<&str> = failed.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(named, ["line 6", "k4", "k2"], "{failed:?}");
-    assert!(
-        failed[0]
+    let reason = |id: &str| -> String {
+        failed
+            .iter()
+            .find(|(named, _)| named == id)
+            .unwrap_or_else(|| panic!("{id}: {failed:?}"))
             .1
-            .contains("line 6 of the provider's batch results does not read")
-    );
-    assert!(failed[1].1.contains("line 7"), "{failed:?}");
-    assert!(
-        failed[2].1.contains("another result; the first is kept"),
-        "{failed:?}"
-    );
+            .clone()
+    };
+    assert_eq!(failed.len(), 4, "{failed:?}");
+    assert!(reason("line 7").contains("line 7 of the provider's batch results does not read"));
+    assert!(reason("k4").contains("line 8"), "{failed:?}");
+    assert!(reason("k2").contains("another result; the first is kept"));
+    assert!(reason("k9").contains("no request of `batch export` has this custom_id"));
     // Counted once each: three results stored, two lines that failed.
     assert_eq!(client.usage().calls, 5, "{:?}", client.usage());
 }

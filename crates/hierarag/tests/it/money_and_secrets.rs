@@ -278,3 +278,42 @@ fn an_empty_ranking_scores_zero_and_is_counted_not_left_out() {
     assert!(silent_aps.iter().all(Option::is_none), "{silent_aps:?}");
     assert_eq!(*silent_empty, 0);
 }
+
+/// Issue 56, point 4: an attempt that timed out after the provider did the work is charged at
+/// its reservation (the provider bills it), and the retry reserves and settles anew: the
+/// budget counts at least what was billed.
+#[test]
+fn a_failed_attempt_is_charged_at_its_reservation() {
+    use hierarag_llm::{ChatBackendKind, ChatClient, ChatRequest, LlmConfig, Message};
+    let attempts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&attempts);
+    let server = MockServer::serve(move |_, body| {
+        let reply = chat(body);
+        if seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            // The work done, the reply held past the client's timeout.
+            Reply::slow(std::time::Duration::from_secs(2), reply)
+        } else {
+            reply
+        }
+    });
+    let mut config = LlmConfig::new(ChatBackendKind::OpenAi, "mock-1");
+    config.base_urls = vec![server.v1()];
+    config.timeout_s = 0.5;
+    config.max_attempts = 3;
+    config.backoff_s = 0.01;
+    config.cache = hierarag_llm::CacheSetting::Off;
+    let dir = tempfile::tempdir().unwrap();
+    let client = ChatClient::from_config(&config, dir.path()).unwrap();
+    let budget = std::sync::Arc::new(hierarag_llm::Budget::new(None, Some(1_000_000), 0.0, 0));
+    client.set_budget(
+        std::sync::Arc::clone(&budget),
+        hierarag_llm::Prices::default(),
+    );
+    let request = ChatRequest::new(vec![Message::user("[1] Paris is the capital. Question: x")]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let reply = runtime.block_on(client.complete(&request)).unwrap();
+    assert_eq!(reply.attempts, 2);
+    let used = reply.completion.usage.prompt_tokens + reply.completion.usage.completion_tokens;
+    let reservation = request.prompt_tokens_at_most() + u64::from(request.max_tokens);
+    assert_eq!(budget.spent().1, reservation + used);
+}
