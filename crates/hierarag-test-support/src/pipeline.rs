@@ -123,13 +123,15 @@ Korean (한국어), the language of the documents\n";
     }
     if system.contains("question-answer pairs") {
         let k: usize = words_after(user, "Write ", 1)[0].parse().unwrap();
-        let words = words_after(user, "<document number=\"1\">", 12);
+        // Candidates of a real model's length (a question of a dozen words, an answer of
+        // twenty), so that the filter's prompt, which shows them, is as long as with one.
+        let words = words_after(user, "<document number=\"1\">", 30);
         let constraint = words_after(user, "characteristics:\n-", 3).join(" ");
         let candidates: Vec<Value> = (0..k)
             .map(|i| {
                 json!({
-                    "question": format!("Which {} about {} ({constraint})?", ["fact", "detail", "claim"][i % 3], words[i..i + 3].join(" ")),
-                    "answer": words[i..i + 6].join(" "),
+                    "question": format!("Which {} about {} ({constraint})?", ["fact", "detail", "claim"][i % 3], words[i..i + 8].join(" ")),
+                    "answer": words[i..i + 20].join(" "),
                 })
             })
             .collect();

@@ -1539,9 +1539,9 @@ fn a_budget_without_prices_is_said_to_count_nothing() {
 
 /// Issue 56, point 9: the estimate's prompt tokens are within 15 % of what the mock bills
 /// (its words × 1.35, and a reply's JSON schema as `response_format` at four bytes a token, as
-/// providers bill it) for the generator, the answerer and the judge, whose passages are the
-/// chunks as the answer stage passed them. The filter is left out: its prompt holds the
-/// generator's candidates, which the mock makes a third as long as real ones.
+/// providers bill it) for every role: the generator, the answerer, the judge, whose passages are the
+/// chunks as the answer stage passed them, and the filter, whose prompt shows the candidates
+/// (the mock's are of a real model's length).
 #[test]
 fn the_estimate_counts_the_schema_and_the_judges_passages_as_sent() {
     let base_url = start_mock(0);
@@ -1554,7 +1554,7 @@ fn the_estimate_counts_the_schema_and_the_judges_passages_as_sent() {
     assert_ran(&run_to_end(&config));
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(run_dir.join("manifest.json")).unwrap()).unwrap();
-    for role in ["generator", "answerer", "judge"] {
+    for role in ["generator", "filter", "answerer", "judge"] {
         let estimated = manifest["estimate"]["roles"]
             .as_array()
             .unwrap()
