@@ -114,14 +114,17 @@ class Comparison:
         """One row per (set, dimension, level, metric, pair of systems, category): the mean
         paired difference ``b − a`` with its interval, the t and Wilcoxon p-values (and Holm's
         over the level's categories), wins, ties and losses; ``category`` is None for the
-        level as a whole."""
+        level as a whole. A category with no question in the level has ``n`` 0 and no values."""
         rows = []
         for level in self.data["levels"]:
             names = [c["category"] for c in level["categories"]]
             for metric in level["metrics"]:
                 for pair in metric["pairs"]:
                     for category, test in [(None, pair["overall"]), *zip(names, pair["categories"])]:
-                        ci = test["mean"].get("ci") or [None, None]
+                        # comparison.json holds null for a category without questions here.
+                        test = test or {"n": 0}
+                        mean = test.get("mean") or {}
+                        ci = mean.get("ci") or [None, None]
                         rows.append({
                             "set": level["set"],
                             "dimension": level["dimension"],
@@ -131,7 +134,7 @@ class Comparison:
                             "b": pair["b"],
                             "category": category,
                             "n": test["n"],
-                            "difference": test["mean"]["value"],
+                            "difference": mean.get("value"),
                             "low": ci[0],
                             "high": ci[1],
                             "t_p": test.get("t_p"),

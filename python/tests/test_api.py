@@ -100,6 +100,29 @@ def test_the_comparison_tables_are_comparison_json(finished_run):
     assert set(first["system"]) == {"bm25", "dense"}
 
 
+def test_a_category_without_questions_has_a_row_of_n_0(finished_run):
+    """Issue 57, point 3: comparison.json writes null for a category with no question in a
+    level (`PairLevel::categories`); `differences` gives it a row with n 0 and no values
+    instead of raising TypeError."""
+    from hierarag._run import Comparison
+
+    data = json.loads((finished_run.path / "comparison.json").read_text())
+    level = data["levels"][0]
+    pair = level["metrics"][0]["pairs"][0]
+    pair["categories"][0] = None
+    differences = Comparison(data).differences
+    empty = differences[
+        (differences["set"] == level["set"])
+        & (differences["metric"] == level["metrics"][0]["metric"])
+        & (differences["category"] == level["categories"][0]["category"])
+        & (differences["a"] == pair["a"])
+        & (differences["b"] == pair["b"])
+    ]
+    assert len(empty) == 1
+    assert empty["n"].tolist() == [0]
+    assert empty["difference"].isna().all() and empty["low"].isna().all()
+
+
 def test_the_report_shows_inline(finished_run):
     report = finished_run.report()
     page = report._repr_html_()
