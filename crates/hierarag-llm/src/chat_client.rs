@@ -595,18 +595,19 @@ retention); its requests go in the next batch"
         Ok((stored, failed))
     }
 
-    /// The requests deferred since the last round as lines of a batch input file in the
-    /// provider's format (OpenAI's: `custom_id`, `method`, `url`, `body`; JSON text), in key
-    /// order; they are no longer pending (their reservations are given back).
-    pub fn take_batch_entries(&self) -> Vec<String> {
+    /// The requests deferred since the last round, each its `custom_id` and its line of a
+    /// batch input file in the provider's format (OpenAI's: `custom_id`, `method`, `url`,
+    /// `body`; JSON text), in key order; they are no longer pending (their reservations are
+    /// given back).
+    pub fn take_batch_entries(&self) -> Vec<(String, String)> {
         let Some(batching) = self.inner.batching.get() else {
             return Vec::new();
         };
         let mut entries = Vec::new();
         for chunk in batching.take_chunks() {
-            for (_, entry, reservation) in chunk {
+            for (key, entry, reservation) in chunk {
                 self.release([reservation]);
-                entries.push(entry);
+                entries.push((key, entry));
             }
         }
         entries
@@ -717,8 +718,6 @@ retention); its requests go in the next batch"
     }
 }
 
-/// The (backend, model) all endpoints share; several models behind one client would make the
-/// cache key and the usage lie.
 /// One attempt's hold on the budget: its reservation, settled at what the reply used, given
 /// back when the provider refused the request (a 4xx, 429 too: nothing was generated), and charged
 /// whole when the attempt failed otherwise or was abandoned (a timeout drops it): the
@@ -796,6 +795,8 @@ fn scrub_completion(completion: &mut Completion) {
     }
 }
 
+/// The (backend, model) all endpoints share; several models behind one client would make the
+/// cache key and the usage lie.
 pub(crate) fn same_model<'a>(
     mut pairs: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> Result<(String, String), ConfigError> {

@@ -49,15 +49,16 @@ fn redact(secrets: &Secrets, text: &str) -> String {
 }
 
 /// `reply` with the client's and the process's secrets scrubbed from its strings (a service
-/// that echoes a header back), before anything reads or stores it.
-fn scrubbed(secrets: &Secrets, reply: Value) -> Value {
+/// that echoes a header back), before anything reads or stores it; and its JSON text.
+fn scrubbed(secrets: &Secrets, reply: Value) -> (Value, String) {
     let text = reply.to_string();
     let clean = hierarag_fs::secrets::scrub(&secrets.scrub(&text)).into_owned();
     if clean == text {
-        return reply;
+        return (reply, text);
     }
     // `[redacted]` holds nothing JSON escapes, so the text is still the same JSON.
-    serde_json::from_str(&clean).expect("a scrubbed JSON text is JSON")
+    let reply = serde_json::from_str(&clean).expect("a scrubbed JSON text is JSON");
+    (reply, clean)
 }
 
 /// A reply read by the caller, and how it was obtained.
@@ -231,12 +232,10 @@ impl JsonClient {
             )
             .await?;
         let latency_ms = stats.elapsed.as_secs_f64() * 1000.0;
-        let reply = scrubbed(&inner.secrets, reply);
+        let (reply, text) = scrubbed(&inner.secrets, reply);
         let value = read(&reply).map_err(rejected)?;
         if let (Some(cache), Some(key)) = (&inner.cache, &key) {
-            cache
-                .put_reply(key, &inner.url, &reply.to_string(), latency_ms)
-                .await?;
+            cache.put_reply(key, &inner.url, &text, latency_ms).await?;
         }
         Ok(JsonReply {
             value,

@@ -159,8 +159,7 @@ impl UsageRecorder {
     pub(crate) fn failure(&self, reason: &str) {
         self.update(|s| {
             s.failures += 1;
-            let reason = hierarag_fs::secrets::scrub(reason).into_owned();
-            *s.failure_reasons.entry(reason).or_default() += 1;
+            *s.failure_reasons.entry(reason.to_string()).or_default() += 1;
         });
     }
 }

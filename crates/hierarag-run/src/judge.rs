@@ -91,11 +91,9 @@ pub fn judge_answers(
 }
 
 /// The text of every chunk the answers without context texts of their own retrieved, by chunk
-/// id, from the run's index; empty (with a warning) when the run has no index or the answers
-/// name no chunk.
-/// The retrieved chunks of the builtin pipeline's answers as the answer stage passed them to
-/// the model (each cut at `max_words` words): what the system was given is what its answer's
-/// claims are checked against.
+/// id, from the run's index, as the answer stage passed it to the model (cut at `max_words`
+/// words): what the system was given is what its answer's claims are checked against. Empty
+/// (with a warning) when the run has no index or the answers name no chunk.
 fn passages_of(
     run: &RunDir,
     answers: &[AnswerRecord],

@@ -288,11 +288,8 @@ backend (it has {:?})",
             write_failures(&failures, &outcome.failures)?;
             let mut lines = String::new();
             let mut custom_ids = Vec::new();
-            for entry in clients.iter().flat_map(|c| c.take_batch_entries()) {
-                let id = serde_json::from_str::<serde_json::Value>(&entry)
-                    .ok()
-                    .and_then(|line| line["custom_id"].as_str().map(str::to_owned));
-                custom_ids.extend(id);
+            for (custom_id, entry) in clients.iter().flat_map(|c| c.take_batch_entries()) {
+                custom_ids.push(custom_id);
                 lines.push_str(&entry);
                 lines.push('\n');
             }

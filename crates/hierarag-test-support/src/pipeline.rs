@@ -3,8 +3,11 @@
 //! filter: every candidate but the second passes; answering: the first passage's first words
 //! (refusing most questions of the unanswerable category, and a few answerable ones); judge: a
 //! pair from a castle document rates poorly; tagger: a category by the question's length;
-//! embeddings: hashed bags of words. Usage is billed as a provider would: the messages' words
-//! × 1.35 and a reply's JSON schema (`response_format`) at four bytes a token.
+//! embeddings: hashed bags of words; and the corpus it answers about ([`write_corpus`]). Usage
+//! is billed as a provider would: the messages' words × 1.35 and a reply's JSON schema
+//! (`response_format`) at four bytes a token.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -192,4 +195,39 @@ pub fn embeddings(body: &Value) -> Reply {
         json!({"object": "list", "data": data, "model": "mock-embed",
                 "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
     )
+}
+
+const TOPICS: [&str; 8] = [
+    "river",
+    "castle",
+    "orchestra",
+    "volcano",
+    "library",
+    "railway",
+    "glacier",
+    "harbour",
+];
+
+/// `dir/corpus.jsonl`: `documents` plain English documents (`doc00`, `doc01`, …) about eight
+/// topics, the one numbered `failing` marked FAILME (the generation requests of its items
+/// are refused by [`chat`]).
+pub fn write_corpus(dir: &Path, documents: usize, failing: Option<usize>) -> PathBuf {
+    let mut lines = String::new();
+    for n in 0..documents {
+        let topic = TOPICS[n % TOPICS.len()];
+        let marker = if failing == Some(n) { " FAILME" } else { "" };
+        let text = format!(
+            "The {topic} of Example{n}{marker} was first described in {year} by a traveller \
+named Writer{n}. It lies near the town of Place{n} and is known for its {adj} history. \
+Visitors to the {topic} report that local guides tell stories about Example{n} every summer, \
+and the regional museum keeps records of the {topic} since {year}.",
+            year = 1800 + n * 3,
+            adj = ["long", "quiet", "violent", "curious"][n % 4],
+        );
+        lines.push_str(&json!({"id": format!("doc{n:02}"), "text": text}).to_string());
+        lines.push('\n');
+    }
+    let path = dir.join("corpus.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    path
 }

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use hierarag_test_support::batches::{BatchMock, Ending};
 use hierarag_test_support::files_under;
 use hierarag_test_support::mock::{MockServer, Reply};
-use hierarag_test_support::pipeline::{chat, embeddings};
+use hierarag_test_support::pipeline::{chat, embeddings, write_corpus};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-soak-4b1d9e7c2a8f6d3e5c0b";
@@ -156,35 +156,6 @@ for line in sys.stdin:
     sys.stdout.write(json.dumps(reply) + "\n")
     sys.stdout.flush()
 "#;
-
-fn write_corpus(dir: &Path, documents: usize) -> PathBuf {
-    const TOPICS: [&str; 8] = [
-        "river",
-        "castle",
-        "orchestra",
-        "volcano",
-        "library",
-        "railway",
-        "glacier",
-        "harbour",
-    ];
-    let mut lines = String::new();
-    for n in 0..documents {
-        let topic = TOPICS[n % TOPICS.len()];
-        let text = format!(
-            "The {topic} of Example{n} was first described in {year} by a traveller named \
-Writer{n}. It lies near the town of Place{n} and is known for its history. Visitors to the \
-{topic} report that local guides tell stories about Example{n} every summer, and the museum \
-of Place{n} keeps records of the {topic} since {year}.",
-            year = 1700 + n % 300,
-        );
-        lines.push_str(&json!({"id": format!("doc{n:05}"), "text": text}).to_string());
-        lines.push('\n');
-    }
-    let path = dir.join("corpus.jsonl");
-    std::fs::write(&path, lines).unwrap();
-    path
-}
 
 /// The run config: rq1 over the corpus, the builtin pipeline, the http and command systems,
 /// the judge, and a budget of `max_tokens`.
@@ -386,7 +357,7 @@ fn soak(bin: &Path, root: &Path, per_dimension: usize, seed: u64, batch: bool) {
     let mode = if batch { "batch" } else { "direct" };
     let dir = root.join(mode);
     std::fs::create_dir_all(&dir).unwrap();
-    let corpus = write_corpus(&dir, per_dimension * 4 + 40);
+    let corpus = write_corpus(&dir, per_dimension * 4 + 40, None);
     let home = dir.join("home");
 
     // The clean run, against a server without faults.

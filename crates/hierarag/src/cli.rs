@@ -942,7 +942,7 @@ pub struct ItemsArgs {
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub min_per_category: usize,
     /// Random candidates drawn per size of the core set.
-    #[arg(long, value_name = "N", default_value_t = 50, value_parser = at_least_one)]
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub draws: usize,
     /// Seed of the core set's draws [default: the run's seed, else 0].
     #[arg(long, value_name = "N")]
@@ -1513,15 +1513,6 @@ fn finite(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
         Ok(_) => Err("give a finite number".into()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// A count of 1 or more.
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("give 1 or more".into()),
-        Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
     }
 }

@@ -29,41 +29,9 @@ pub(crate) fn start_mock(delay_ms: u64) -> String {
     server.v1()
 }
 
-const TOPICS: [&str; 8] = [
-    "river",
-    "castle",
-    "orchestra",
-    "volcano",
-    "library",
-    "railway",
-    "glacier",
-    "harbour",
-];
-
 /// A small corpus of plain English documents (one marked FAILME when asked).
 pub(crate) fn write_corpus(dir: &Path, with_failing: bool) -> PathBuf {
-    let mut lines = String::new();
-    for n in 0..40 {
-        let topic = TOPICS[n % TOPICS.len()];
-        let marker = if with_failing && n == 3 {
-            " FAILME"
-        } else {
-            ""
-        };
-        let text = format!(
-            "The {topic} of Example{n}{marker} was first described in {year} by a traveller \
-named Writer{n}. It lies near the town of Place{n} and is known for its {adj} history. \
-Visitors to the {topic} report that local guides tell stories about Example{n} every summer, \
-and the regional museum keeps records of the {topic} since {year}.",
-            year = 1800 + n * 3,
-            adj = ["long", "quiet", "violent", "curious"][n % 4],
-        );
-        lines.push_str(&json!({"id": format!("doc{n:02}"), "text": text}).to_string());
-        lines.push('\n');
-    }
-    let path = dir.join("corpus.jsonl");
-    std::fs::write(&path, lines).unwrap();
-    path
+    hierarag_test_support::pipeline::write_corpus(dir, 40, with_failing.then_some(3))
 }
 
 pub(crate) fn write_config(dir: &Path, corpus: &Path, base_url: &str, run_dir: &Path) -> PathBuf {
